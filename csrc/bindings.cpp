@@ -1,0 +1,169 @@
+// bindings.cpp — the pybind11 module torchpool._core.
+//
+// The only file that knows both Python and the env families: a registry maps
+// each family's name to a factory of Executor<Env>. Python (torchpool/pool.py)
+// owns all memory and passes raw addresses; the GIL is released whenever C++
+// waits, and reacquired only to poll for Ctrl-C.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/executor.h"
+#include "envs/classic/acrobot.h"
+#include "envs/classic/cartpole.h"
+#include "envs/classic/mountain_car.h"
+#include "envs/classic/mountain_car_continuous.h"
+#include "envs/classic/pendulum.h"
+
+namespace py = pybind11;
+using namespace torchpool;
+
+namespace {
+
+using Factory = std::function<std::unique_ptr<ExecutorBase>(const Config&, const ExecutorOptions&)>;
+
+template <class Env>
+Factory factory() {
+  return [](const Config& config, const ExecutorOptions& options) {
+    return std::make_unique<Executor<Env>>(config, options);
+  };
+}
+
+// One line per family.
+const std::map<std::string, Factory>& families() {
+  static const std::map<std::string, Factory> registry = {
+      {"CartPole", factory<classic::CartPole>()},
+      {"Pendulum", factory<classic::Pendulum>()},
+      {"MountainCar", factory<classic::MountainCar>()},
+      {"MountainCarContinuous", factory<classic::MountainCarContinuous>()},
+      {"Acrobot", factory<classic::Acrobot>()},
+  };
+  return registry;
+}
+
+Config to_config(const py::dict& kwargs) {
+  Config config;
+  for (auto item : kwargs) {
+    const auto key = py::cast<std::string>(item.first);
+    if (py::isinstance<py::str>(item.second)) config.strings[key] = py::cast<std::string>(item.second);
+    else config.numbers[key] = py::cast<double>(item.second);
+  }
+  return config;
+}
+
+// Polls for Ctrl-C while C++ sleeps with the GIL released.
+void check_signals() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
+
+template <class T>
+const T* address(uintptr_t value) { return reinterpret_cast<const T*>(value); }
+
+py::list layout_to_list(const Layout& layout) {
+  py::list fields;
+  for (size_t i = 0; i < layout.fields().size(); ++i) {
+    const FieldSpec& field = layout.fields()[i];
+    fields.append(py::make_tuple(field.name, static_cast<int>(field.dtype), field.shape, layout.offset(i)));
+  }
+  return fields;
+}
+
+py::dict spec_to_dict(const EnvSpec& spec) {
+  py::dict observation, action;
+  observation["shape"] = spec.observation.shape;
+  observation["dtype"] = static_cast<int>(spec.observation.dtype);
+  observation["low"] = spec.observation.low;
+  observation["high"] = spec.observation.high;
+  action["discrete"] = spec.action.discrete;
+  action["n"] = spec.action.num_actions;
+  action["shape"] = spec.action.shape;
+  action["low"] = spec.action.low;
+  action["high"] = spec.action.high;
+  py::dict result;
+  result["observation"] = observation;
+  result["action"] = action;
+  result["max_episode_steps"] = spec.max_episode_steps;
+  result["step_cost_ns"] = spec.step_cost_ns;
+  return result;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "torchpool's C++ executor (internal; use torchpool.make)";
+  py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+
+  py::class_<ExecutorBase>(m, "Executor")
+      .def("spec", [](const ExecutorBase& e) { return spec_to_dict(e.spec()); })
+      .def("block_layout", [](const ExecutorBase& e) { return layout_to_list(e.block_layout()); })
+      .def("reset_layout", [](const ExecutorBase& e) { return layout_to_list(e.reset_layout()); })
+      .def_property_readonly("block_bytes", [](const ExecutorBase& e) { return e.block_layout().bytes(); })
+      .def_property_readonly("reset_bytes", [](const ExecutorBase& e) { return e.reset_layout().bytes(); })
+      .def("set_block", [](ExecutorBase& e, size_t block, uintptr_t base) {
+        e.set_block(block, reinterpret_cast<uint8_t*>(base));
+      })
+      .def("set_reset_buffer", [](ExecutorBase& e, uintptr_t base) {
+        e.set_reset_buffer(reinterpret_cast<uint8_t*>(base));
+      })
+      .def("send", [](ExecutorBase& e, uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
+        e.send(address<void>(actions), static_cast<Dtype>(dtype), address<int64_t>(ids), count);
+      })
+      // send() to every env, then wait for `block` — the sync step in one call.
+      .def("step", [](ExecutorBase& e, uintptr_t actions, int dtype, size_t block) {
+        e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
+        py::gil_scoped_release release;
+        e.wait_block(block, check_signals);
+      })
+      .def("wait_block", [](ExecutorBase& e, size_t block) {
+        py::gil_scoped_release release;
+        e.wait_block(block, check_signals);
+      })
+      .def("async_reset", [](ExecutorBase& e, uintptr_t ids, size_t count) {
+        e.async_reset(address<int64_t>(ids), count);
+      })
+      .def("reset", [](ExecutorBase& e, uintptr_t ids, size_t count, uintptr_t seeds) {
+        py::gil_scoped_release release;
+        e.reset(address<int64_t>(ids), count, address<uint64_t>(seeds), check_signals);
+      })
+      .def("get_state", &ExecutorBase::get_state)
+      .def("set_state", &ExecutorBase::set_state)
+      .def("close", [](ExecutorBase& e) {
+        py::gil_scoped_release release;
+        e.close();
+      });
+
+  m.def("families", [] {
+    std::vector<std::string> names;
+    for (const auto& entry : families()) names.push_back(entry.first);
+    return names;
+  });
+
+  m.def(
+      "make",
+      [](const std::string& family, const py::dict& kwargs, size_t num_envs, size_t batch_size, size_t num_blocks,
+         size_t num_threads, int64_t thread_affinity_offset, uint64_t seed, int autoreset, int obs_dtype,
+         int64_t max_episode_steps, int32_t spin_polls) {
+        auto it = families().find(family);
+        if (it == families().end()) throw InputError("unknown env family '" + family + "'");
+        ExecutorOptions options;
+        options.num_envs = num_envs;
+        options.batch_size = batch_size;
+        options.num_blocks = num_blocks;
+        options.num_threads = num_threads;
+        options.thread_affinity_offset = thread_affinity_offset;
+        options.seed = seed;
+        options.autoreset = static_cast<Autoreset>(autoreset);
+        options.obs_dtype = static_cast<Dtype>(obs_dtype);
+        options.max_episode_steps = max_episode_steps;
+        options.spin.polls = spin_polls;
+        return it->second(to_config(kwargs), options);
+      },
+      py::arg("family"), py::arg("kwargs"), py::arg("num_envs"), py::arg("batch_size"), py::arg("num_blocks"),
+      py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seed"), py::arg("autoreset"),
+      py::arg("obs_dtype"), py::arg("max_episode_steps"), py::arg("spin_polls"));
+}

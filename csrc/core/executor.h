@@ -1,0 +1,517 @@
+// executor.h — worker threads that run an Env family over the action queue.
+//
+// Data flow: the caller validates a send() and copies the actions into
+// per-env slots, pushes work items, and returns. Workers (and the caller
+// itself while it waits in wait_block/reset) claim items, step or reset each
+// env in the item, and write every output field straight into a row of an
+// output block. The caller then hands the block to Python as tensors.
+//
+// Guarantees (DESIGN.md, "Rules the core keeps"):
+// - an env is in at most one item at a time (the caller refuses a second
+//   action for an env in flight), so one thread at a time touches it;
+// - each env has its own Rng seeded from (seed + env_id), so results do not
+//   depend on num_threads or on which thread ran the env;
+// - an exception in an env is captured with its env id and raised by the
+//   caller's next wait; it never crosses a thread;
+// - close() stops and joins workers even with work in flight.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+#include "action_queue.h"
+#include "env.h"
+#include "output_ring.h"
+
+namespace torchpool {
+
+enum class Autoreset : int32_t { kSameStep = 0, kNextStep = 1, kDisabled = 2 };
+
+struct ExecutorOptions {
+  size_t num_envs = 1;
+  size_t batch_size = 1;
+  size_t num_blocks = 3;
+  size_t num_threads = 1;
+  int64_t thread_affinity_offset = -1;  // < 0: no pinning
+  uint64_t seed = 0;
+  Autoreset autoreset = Autoreset::kSameStep;
+  Dtype obs_dtype = Dtype::Float32;
+  int64_t max_episode_steps = -1;  // < 0: the family's default; 0: none
+  SpinPolicy spin;
+};
+
+// Fixed output fields, in column order; the family's extras follow.
+enum Field : size_t {
+  kObservation = 0, kReward, kTerminated, kTruncated, kDone, kEnvId, kEpisodeReturn, kEpisodeLength,
+  kFinalObservation,  // only with same_step autoreset
+};
+
+// Raised for bad input from Python; bindings map it to ValueError.
+struct InputError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// Called every few milliseconds while the caller sleeps; may throw (Ctrl-C).
+using InterruptCheck = std::function<void()>;
+
+// What the bindings see; the family type is erased here.
+class ExecutorBase {
+ public:
+  virtual ~ExecutorBase() = default;
+  virtual const EnvSpec& spec() const = 0;
+  virtual const ExecutorOptions& options() const = 0;
+  virtual const Layout& block_layout() const = 0;
+  virtual const Layout& reset_layout() const = 0;
+  virtual void set_block(size_t block, uint8_t* base) = 0;
+  virtual void set_reset_buffer(uint8_t* base) = 0;
+  // ids == nullptr means every env, in order.
+  virtual void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) = 0;
+  virtual void async_reset(const int64_t* ids, size_t count) = 0;
+  virtual void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) = 0;
+  virtual void wait_block(size_t block, const InterruptCheck& check) = 0;
+  virtual std::vector<double> get_state(size_t env_id) const = 0;
+  virtual void set_state(size_t env_id, const std::vector<double>& state) = 0;
+  virtual void close() = 0;
+};
+
+template <class Env>
+class Executor final : public ExecutorBase {
+  using Model = typename Env::Model;
+
+ public:
+  Executor(const Config& config, const ExecutorOptions& options)
+      : options_(options),
+        model_(config),
+        spec_(make_spec(model_, options)),
+        extras_begin_(options.autoreset == Autoreset::kSameStep ? kFinalObservation + 1 : kFinalObservation),
+        block_layout_(fields(), options.batch_size),
+        reset_layout_(fields(), options.num_envs),
+        queue_(options.num_envs),
+        ring_(options.num_blocks, options.batch_size),
+        in_flight_(options.num_envs, 0),
+        all_ids_(options.num_envs) {
+    if (spec_.extras.size() > kMaxExtras) throw std::logic_error("too many extra fields");
+    slots_.reserve(options.num_envs);
+    for (size_t id = 0; id < options.num_envs; ++id) {
+      slots_.push_back(std::make_unique<Slot>(model_, options.seed + id, extras_row_bytes()));
+      all_ids_[id] = static_cast<int64_t>(id);
+    }
+    action_size_ = spec_.action.element_count();
+    action_index_.assign(options.num_envs, 0);
+    action_values_.assign(spec_.action.discrete ? 0 : options.num_envs * action_size_, 0.0);
+    chunk_ = chunk_size();
+    for (size_t i = 0; i < options.num_threads; ++i) workers_.emplace_back([this, i] { work(i); });
+  }
+
+  ~Executor() override { close(); }
+
+  const EnvSpec& spec() const override { return spec_; }
+  const ExecutorOptions& options() const override { return options_; }
+  const Layout& block_layout() const override { return block_layout_; }
+  const Layout& reset_layout() const override { return reset_layout_; }
+  void set_block(size_t block, uint8_t* base) override { ring_.set_base(block, base); }
+  void set_reset_buffer(uint8_t* base) override { reset_base_ = base; }
+
+  void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) override {
+    if (ids == nullptr) ids = all_ids_.data();
+    check_ids(ids, count, /*for_step=*/true);
+    copy_actions(actions, dtype, ids, count);
+    push(Op::kStep, ids, count, 0);
+  }
+
+  void async_reset(const int64_t* ids, size_t count) override {
+    if (ids == nullptr) ids = all_ids_.data();
+    check_ids(ids, count, /*for_step=*/false);
+    push(Op::kReset, ids, count, 0);
+  }
+
+  void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) override {
+    if (ids == nullptr) ids = all_ids_.data();
+    check_ids(ids, count, /*for_step=*/false);
+    if (seeds != nullptr)
+      for (size_t i = 0; i < count; ++i) slots_[ids[i]]->pending_seed = seeds[i], slots_[ids[i]]->has_pending_seed = true;
+    reset_target_ = static_cast<int32_t>(count);
+    push(Op::kResetInto, ids, count, 0);
+    wait_until(reset_filled_, reset_target_, check);
+    reset_filled_.clear();
+    for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
+    raise_captured_errors();
+  }
+
+  void wait_block(size_t block, const InterruptCheck& check) override {
+    wait_until(ring_.filled(block), ring_.target(), check);
+    const auto* env_ids = reinterpret_cast<const int64_t*>(ring_.base(block) + block_layout_.offset(kEnvId));
+    for (size_t row = 0; row < options_.batch_size; ++row) in_flight_[env_ids[row]] = 0;
+    ring_.filled(block).clear();
+    raise_captured_errors();
+  }
+
+  std::vector<double> get_state(size_t env_id) const override {
+    if constexpr (requires { Env::kStateSize; }) {
+      std::vector<double> state(Env::kStateSize);
+      check_state_access(env_id);
+      slots_[env_id]->env.get_state(state.data());
+      return state;
+    } else {
+      throw InputError("this env family does not support state injection");
+    }
+  }
+
+  void set_state(size_t env_id, const std::vector<double>& state) override {
+    if constexpr (requires { Env::kStateSize; }) {
+      if (state.size() != static_cast<size_t>(Env::kStateSize))
+        throw InputError("state must have " + std::to_string(Env::kStateSize) + " values");
+      check_state_access(env_id);
+      slots_[env_id]->env.set_state(state.data());
+    } else {
+      throw InputError("this env family does not support state injection");
+    }
+  }
+
+  void close() override {
+    if (stopping_.exchange(true)) return;
+    queue_.available().release(static_cast<int32_t>(workers_.size()));
+    for (std::thread& worker : workers_) worker.join();
+  }
+
+ private:
+  static constexpr size_t kMaxExtras = 16;
+  // A work item should take about this long, so cheap envs run as tight loops.
+  static constexpr double kItemTargetNs = 20000.0;
+
+  struct Slot {
+    Env env;
+    Rng rng;
+    double episode_return = 0.0;
+    int64_t episode_length = 0;
+    // Written by the worker that ran the env, read by the caller only after it
+    // received that env's row (acquire on the FillCounter), so plain fields.
+    bool started = false;        // reset at least once
+    bool episode_over = false;   // next_step/disabled: the last step ended the episode
+    uint64_t pending_seed = 0;   // caller-written before the push that uses it
+    bool has_pending_seed = false;
+    std::vector<uint8_t> extras_scratch;  // same_step: extras of the autoreset land here
+
+    Slot(const Model& model, uint64_t seed, size_t extras_bytes)
+        : env(model), rng(seed), extras_scratch(std::max<size_t>(extras_bytes, 1)) {}
+  };
+
+  static EnvSpec make_spec(const Model& model, const ExecutorOptions& options) {
+    EnvSpec spec = model.spec(options.obs_dtype);
+    if (options.max_episode_steps >= 0) spec.max_episode_steps = options.max_episode_steps;
+    return spec;
+  }
+
+  std::vector<FieldSpec> fields() const {
+    const ObservationSpec& obs = spec_.observation;
+    std::vector<FieldSpec> fields = {
+        {"observation", obs.dtype, obs.shape},   {"reward", Dtype::Float32, {}},
+        {"terminated", Dtype::Bool, {}},         {"truncated", Dtype::Bool, {}},
+        {"done", Dtype::Bool, {}},               {"env_id", Dtype::Int64, {}},
+        {"episode_return", Dtype::Float32, {}},  {"episode_length", Dtype::Int64, {}},
+    };
+    if (options_.autoreset == Autoreset::kSameStep) fields.push_back({"final_observation", obs.dtype, obs.shape});
+    for (const FieldSpec& extra : spec_.extras) fields.push_back(extra);
+    return fields;
+  }
+
+  size_t extras_row_bytes() const {
+    size_t bytes = 0;
+    for (const FieldSpec& extra : spec_.extras) bytes += extra.row_bytes();
+    return bytes;
+  }
+
+  size_t chunk_size() const {
+    // At least kItemTargetNs of work per item, and no more items than threads
+    // can share; never more than a batch.
+    const size_t by_cost = static_cast<size_t>(kItemTargetNs / std::max(spec_.step_cost_ns, 1.0));
+    const size_t threads = std::max<size_t>(options_.num_threads, 1);
+    const size_t by_split = (options_.num_envs + threads - 1) / threads;
+    return std::max<size_t>(1, std::min(std::max(by_cost, by_split), options_.num_envs));
+  }
+
+  // ---- caller side -------------------------------------------------------
+
+  void check_ids(const int64_t* ids, size_t count, bool for_step) {
+    if (count == 0) throw InputError("no env ids given");
+    const auto num_envs = static_cast<int64_t>(options_.num_envs);
+    for (size_t i = 0; i < count; ++i) {
+      const int64_t id = ids[i];
+      if (id < 0 || id >= num_envs)
+        throw InputError("env id " + std::to_string(id) + " is out of range [0, " + std::to_string(num_envs) + ")");
+      if (in_flight_[id])
+        throw InputError("env " + std::to_string(id) + " already has an action in flight; recv() its result first");
+    }
+    // Duplicates: mark each id, then clear every mark before reporting.
+    std::string problem;
+    for (size_t i = 0; i < count; ++i) {
+      if (in_flight_[ids[i]] && problem.empty())
+        problem = "env id " + std::to_string(ids[i]) + " appears twice in one call";
+      in_flight_[ids[i]] = 1;
+    }
+    for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
+    for (size_t i = 0; i < count && problem.empty() && for_step; ++i) {
+      const Slot& slot = *slots_[ids[i]];
+      if (!slot.started)
+        problem = "env " + std::to_string(ids[i]) + " was never reset; call reset() before stepping";
+      else if (slot.episode_over && options_.autoreset == Autoreset::kDisabled)
+        problem = "env " + std::to_string(ids[i]) +
+                  "'s episode has ended and autoreset is 'disabled'; call reset(env_ids=[...]) first";
+    }
+    if (!problem.empty()) throw InputError(problem);
+  }
+
+  template <class T>
+  void copy_typed_actions(const T* actions, const int64_t* ids, size_t count) {
+    if (spec_.action.discrete) {
+      const int64_t n = spec_.action.num_actions;
+      for (size_t i = 0; i < count; ++i) {
+        const T value = actions[i];
+        if (!(value >= 0 && static_cast<double>(value) < static_cast<double>(n)) ||
+            static_cast<double>(static_cast<int64_t>(value)) != static_cast<double>(value))
+          throw InputError("action " + std::to_string(static_cast<double>(value)) + " for env " +
+                           std::to_string(ids[i]) + " is not a valid index in [0, " + std::to_string(n) + ")");
+      }
+      for (size_t i = 0; i < count; ++i) action_index_[ids[i]] = static_cast<int64_t>(actions[i]);
+    } else {
+      for (size_t i = 0; i < count * action_size_; ++i)
+        if (!std::isfinite(static_cast<double>(actions[i])))
+          throw InputError("action for env " + std::to_string(ids[i / action_size_]) + " is not finite");
+      for (size_t i = 0; i < count; ++i)
+        for (size_t k = 0; k < action_size_; ++k)
+          action_values_[ids[i] * action_size_ + k] = static_cast<double>(actions[i * action_size_ + k]);
+    }
+  }
+
+  void copy_actions(const void* actions, Dtype dtype, const int64_t* ids, size_t count) {
+    switch (dtype) {
+      case Dtype::UInt8: return copy_typed_actions(static_cast<const uint8_t*>(actions), ids, count);
+      case Dtype::Int32: return copy_typed_actions(static_cast<const int32_t*>(actions), ids, count);
+      case Dtype::Int64: return copy_typed_actions(static_cast<const int64_t*>(actions), ids, count);
+      case Dtype::Float32: return copy_typed_actions(static_cast<const float*>(actions), ids, count);
+      case Dtype::Float64: return copy_typed_actions(static_cast<const double*>(actions), ids, count);
+      default: throw InputError("unsupported action dtype");
+    }
+  }
+
+  void push(Op op, const int64_t* ids, size_t count, uint32_t position) {
+    if (stopping_.load(std::memory_order_relaxed)) throw InputError("the pool is closed");
+    push_ids_.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      push_ids_[i] = static_cast<int32_t>(ids[i]);
+      in_flight_[ids[i]] = 1;
+    }
+    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk_), position);
+  }
+
+  // The caller runs queued items itself while it waits: for cheap envs that
+  // avoids waking a worker at all.
+  void wait_until(FillCounter& counter, int32_t target, const InterruptCheck& check) {
+    int32_t polls = 0;
+    while (!counter.reached(target)) {
+      if (queue_.available().try_acquire()) {
+        run(queue_.claim());
+        polls = 0;
+        continue;
+      }
+      if (++polls < options_.spin.polls) {
+        TORCHPOOL_PAUSE();
+        continue;
+      }
+      counter.sleep(target, 20000);
+      if (check) check();
+    }
+  }
+
+  void raise_captured_errors() {
+    if (!has_error_.load(std::memory_order_acquire)) return;
+    std::string message;
+    {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      message = std::move(error_message_);
+      error_message_.clear();
+      has_error_.store(false, std::memory_order_relaxed);
+    }
+    throw std::runtime_error(message);
+  }
+
+  void check_state_access(size_t env_id) const {
+    if (env_id >= options_.num_envs) throw InputError("env id " + std::to_string(env_id) + " is out of range");
+    if (in_flight_[env_id]) throw InputError("env " + std::to_string(env_id) + " is in flight");
+  }
+
+  // ---- worker side -------------------------------------------------------
+
+  void work(size_t index) {
+#if defined(__linux__)
+    if (options_.thread_affinity_offset >= 0) {
+      cpu_set_t cpus;
+      CPU_ZERO(&cpus);
+      const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+      CPU_SET((options_.thread_affinity_offset + index) % cores, &cpus);
+      pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+    }
+#endif
+    auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
+    while (queue_.available().acquire(options_.spin, stopping)) {
+      if (stopping()) return;
+      run(queue_.claim());
+    }
+  }
+
+  void run(const WorkItem& item) {
+    if (item.op == Op::kResetInto) {
+      for (uint32_t i = 0; i < item.count; ++i)
+        run_env(queue_.id(item.first_id, i), Op::kResetInto, reset_base_, reset_layout_, item.position + i);
+      reset_filled_.add(static_cast<int32_t>(item.count), reset_target_);
+      return;
+    }
+    const uint64_t first_row = ring_.claim_rows(item.count);
+    size_t block = ring_.block_of(first_row);
+    int32_t rows_in_block = 0;
+    const bool rows_by_env_id = options_.batch_size == options_.num_envs;
+    for (uint32_t i = 0; i < item.count; ++i) {
+      const uint64_t row_number = first_row + i;
+      if (ring_.block_of(row_number) != block) {
+        ring_.filled(block).add(rows_in_block, ring_.target());
+        block = ring_.block_of(row_number);
+        rows_in_block = 0;
+      }
+      const int32_t env_id = queue_.id(item.first_id, i);
+      // With batch_size == num_envs every block holds each env exactly once,
+      // so rows are ordered by env id and step() needs no sort.
+      const size_t row = rows_by_env_id ? static_cast<size_t>(env_id) : ring_.row_in_block(row_number);
+      run_env(env_id, item.op, ring_.base(block), block_layout_, row);
+      ++rows_in_block;
+    }
+    ring_.filled(block).add(rows_in_block, ring_.target());
+  }
+
+  void run_env(int32_t env_id, Op op, uint8_t* base, const Layout& layout, size_t row) {
+    Slot& slot = *slots_[env_id];
+    std::array<uint8_t*, kMaxExtras> extras{};
+    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = layout.at(base, extras_begin_ + i, row);
+    StepOutput out(layout.at(base, kObservation, row), spec_.observation.dtype, extras.data());
+    auto field = [&](size_t index) { return layout.at(base, index, row); };
+    *reinterpret_cast<int64_t*>(field(kEnvId)) = env_id;
+    try {
+      const bool reset = op != Op::kStep || (options_.autoreset == Autoreset::kNextStep && slot.episode_over);
+      if (reset) {
+        if (slot.has_pending_seed) slot.rng.reseed(slot.pending_seed), slot.has_pending_seed = false;
+        slot.env.reset(slot.rng, out);
+        slot.started = true;
+        slot.episode_over = false;
+        slot.episode_return = 0.0;
+        slot.episode_length = 0;
+        write_flags(field, 0.0f, false, false, 0.0, 0);
+      } else {
+        const Action action = action_for(env_id);
+        const StepResult result = slot.env.step(action, slot.rng, out);
+        slot.episode_return += result.reward;
+        slot.episode_length += 1;
+        const bool truncated = result.truncated ||
+                               (spec_.max_episode_steps > 0 && slot.episode_length >= spec_.max_episode_steps);
+        write_flags(field, static_cast<float>(result.reward), result.terminated, truncated, slot.episode_return,
+                    slot.episode_length);
+        if (result.terminated || truncated) {
+          if (options_.autoreset == Autoreset::kSameStep) {
+            std::memcpy(field(kFinalObservation), field(kObservation), layout.row_bytes(kObservation));
+            StepOutput next(field(kObservation), spec_.observation.dtype, scratch_extras(slot).data());
+            slot.env.reset(slot.rng, next);
+            slot.episode_return = 0.0;
+            slot.episode_length = 0;
+            return;
+          }
+          slot.episode_over = true;
+        }
+      }
+      if (options_.autoreset == Autoreset::kSameStep)
+        std::memcpy(field(kFinalObservation), field(kObservation), layout.row_bytes(kObservation));
+    } catch (const std::exception& error) {
+      capture_error(env_id, error.what());
+    } catch (...) {
+      capture_error(env_id, "unknown C++ exception");
+    }
+  }
+
+  template <class FieldAt>
+  static void write_flags(FieldAt&& field, float reward, bool terminated, bool truncated, double episode_return,
+                          int64_t episode_length) {
+    *reinterpret_cast<float*>(field(kReward)) = reward;
+    *reinterpret_cast<bool*>(field(kTerminated)) = terminated;
+    *reinterpret_cast<bool*>(field(kTruncated)) = truncated;
+    *reinterpret_cast<bool*>(field(kDone)) = terminated || truncated;
+    *reinterpret_cast<float*>(field(kEpisodeReturn)) = static_cast<float>(episode_return);
+    *reinterpret_cast<int64_t*>(field(kEpisodeLength)) = episode_length;
+  }
+
+  std::array<uint8_t*, kMaxExtras> scratch_extras(Slot& slot) const {
+    std::array<uint8_t*, kMaxExtras> extras{};
+    uint8_t* cursor = slot.extras_scratch.data();
+    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = cursor, cursor += spec_.extras[i].row_bytes();
+    return extras;
+  }
+
+  Action action_for(int32_t env_id) const {
+    Action action;
+    if (spec_.action.discrete) {
+      action.index = action_index_[env_id];
+    } else {
+      action.values = action_values_.data() + static_cast<size_t>(env_id) * action_size_;
+      action.size = static_cast<int64_t>(action_size_);
+    }
+    return action;
+  }
+
+  void capture_error(int32_t env_id, const std::string& what) {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!error_message_.empty()) error_message_ += "\n";
+    error_message_ += "env " + std::to_string(env_id) + ": " + what;
+    has_error_.store(true, std::memory_order_release);
+  }
+
+  const ExecutorOptions options_;
+  const Model model_;
+  const EnvSpec spec_;
+  const size_t extras_begin_;
+  const Layout block_layout_;
+  const Layout reset_layout_;
+  ActionQueue queue_;
+  OutputRing ring_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  // Caller-only bookkeeping: 1 while an env's result is not yet received.
+  std::vector<uint8_t> in_flight_;
+  std::vector<int64_t> all_ids_;
+  std::vector<int32_t> push_ids_;
+  // Actions, one slot per env: written by the caller before the push that
+  // uses them, read by the worker after claiming the item.
+  std::vector<int64_t> action_index_;
+  std::vector<double> action_values_;
+  size_t action_size_ = 1;
+  size_t chunk_ = 1;
+
+  uint8_t* reset_base_ = nullptr;
+  int32_t reset_target_ = 0;
+  FillCounter reset_filled_;
+
+  std::mutex error_mutex_;
+  std::string error_message_;
+  std::atomic<bool> has_error_{false};
+
+  std::atomic<bool> stopping_{false};
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace torchpool

@@ -1,0 +1,119 @@
+// output_ring.h — where results go: K blocks of batch_size rows in caller-owned memory.
+//
+// Python allocates each block as one byte buffer (pinned when CUDA is present)
+// and hands its address here; every output field is a column inside it, so a
+// block is a batch of tensors with no copy. Workers claim rows in completion
+// order with one fetch_add per work item; row r lands in block (r / batch_size)
+// % K. When a block has all its rows it is complete, and recv() hands it out.
+//
+// Reuse: block b's rows come round again only after K * batch_size more rows
+// are claimed. Python keeps K * batch_size > num_envs + batch_size, so rows in
+// flight never reach a block before Python has received it, and Python swaps
+// in a fresh buffer for a block the user still holds (NOTE [Output ring reuse]
+// in torchpool/pool.py).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spec.h"
+#include "wait.h"
+
+namespace torchpool {
+
+// Column layout of one block: field i of row r is at
+// base + offset(i) + r * fields[i].row_bytes().
+class Layout {
+ public:
+  Layout(std::vector<FieldSpec> fields, size_t rows) : fields_(std::move(fields)), rows_(rows) {
+    size_t offset = 0;
+    for (const FieldSpec& field : fields_) {
+      offsets_.push_back(offset);
+      row_bytes_.push_back(field.row_bytes());
+      // 64-byte columns: aligned for any dtype and no false sharing between columns.
+      offset += (field.row_bytes() * rows + 63) / 64 * 64;
+    }
+    bytes_ = std::max<size_t>(offset, 64);
+  }
+
+  const std::vector<FieldSpec>& fields() const { return fields_; }
+  size_t offset(size_t field) const { return offsets_[field]; }
+  size_t row_bytes(size_t field) const { return row_bytes_[field]; }
+  size_t rows() const { return rows_; }
+  size_t bytes() const { return bytes_; }
+
+  uint8_t* at(uint8_t* base, size_t field, size_t row) const {
+    return base + offsets_[field] + row * row_bytes_[field];
+  }
+
+ private:
+  std::vector<FieldSpec> fields_;
+  std::vector<size_t> offsets_, row_bytes_;
+  size_t rows_;
+  size_t bytes_ = 0;
+};
+
+// Counts the rows written into one buffer; the caller waits for a target.
+class FillCounter {
+ public:
+  // Worker: `count` more rows are written.
+  void add(int32_t count, int32_t target) {
+    // seq_cst (not just release): pairs with the waiter's seq_cst store of
+    // waiting_ so one of the two always sees the other (no lost wake-up).
+    const int32_t now = filled_.fetch_add(count, std::memory_order_seq_cst) + count;
+    if (now == target && waiting_.load(std::memory_order_seq_cst)) wake_sleepers(filled_, 1);
+  }
+
+  // acquire: the rows' contents are visible once the count reaches the target.
+  bool reached(int32_t target) const { return filled_.load(std::memory_order_acquire) == target; }
+
+  // Caller: sleeps (bounded) until the target might be reached.
+  void sleep(int32_t target, int64_t timeout_us) {
+    waiting_.store(true, std::memory_order_seq_cst);
+    const int32_t seen = filled_.load(std::memory_order_seq_cst);
+    if (seen != target) sleep_while_equal(filled_, seen, timeout_us);
+    waiting_.store(false, std::memory_order_relaxed);
+  }
+
+  // Caller, once the buffer was handed out. The next rows are pushed after
+  // this (queue release), so relaxed is enough.
+  void clear() { filled_.store(0, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int32_t> filled_{0};
+  std::atomic<bool> waiting_{false};
+};
+
+// K blocks of batch_size rows, and the claim counter for rows.
+class OutputRing {
+ public:
+  OutputRing(size_t num_blocks, size_t batch_size)
+      : batch_size_(batch_size), bases_(num_blocks, nullptr), filled_(new FillCounter[num_blocks]) {}
+
+  size_t num_blocks() const { return bases_.size(); }
+  size_t batch_size() const { return batch_size_; }
+
+  // Python sets a block's buffer before pushing work whose rows land in it;
+  // the queue's release/acquire publishes the pointer to workers.
+  void set_base(size_t block, uint8_t* base) { bases_[block] = base; }
+  uint8_t* base(size_t block) const { return bases_[block]; }
+
+  // Claims `count` consecutive row numbers. relaxed: only uniqueness matters;
+  // what the rows hold is published by FillCounter::add.
+  uint64_t claim_rows(uint32_t count) { return next_row_.fetch_add(count, std::memory_order_relaxed); }
+  size_t block_of(uint64_t row) const { return (row / batch_size_) % bases_.size(); }
+  size_t row_in_block(uint64_t row) const { return row % batch_size_; }
+
+  FillCounter& filled(size_t block) { return filled_[block]; }
+  int32_t target() const { return static_cast<int32_t>(batch_size_); }
+
+ private:
+  const size_t batch_size_;
+  std::vector<uint8_t*> bases_;
+  std::unique_ptr<FillCounter[]> filled_;
+  std::atomic<uint64_t> next_row_{0};
+};
+
+}  // namespace torchpool

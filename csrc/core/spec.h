@@ -1,0 +1,100 @@
+// spec.h — what an env family declares about its data, shared with Python.
+//
+// Contract: an EnvSpec says the observation's shape, dtype and bounds, the
+// action's kind (discrete with n choices, or a box of doubles with bounds),
+// the family's extra per-step fields, its default time limit and a rough cost
+// of one step. Nothing here allocates per step; specs are built once per pool
+// and are const afterwards.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace torchpool {
+
+// Codes match torchpool/pool.py's _DTYPES table; keep the two in step.
+enum class Dtype : int32_t { Bool = 0, UInt8 = 1, Int32 = 2, Int64 = 3, Float32 = 4, Float64 = 5 };
+
+inline size_t dtype_size(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::Bool:
+    case Dtype::UInt8: return 1;
+    case Dtype::Int32:
+    case Dtype::Float32: return 4;
+    case Dtype::Int64:
+    case Dtype::Float64: return 8;
+  }
+  return 0;
+}
+
+struct FieldSpec {
+  std::string name;
+  Dtype dtype;
+  std::vector<int64_t> shape;  // per env, without the batch dimension
+
+  size_t element_count() const {
+    size_t count = 1;
+    for (int64_t extent : shape) count *= static_cast<size_t>(extent);
+    return count;
+  }
+  size_t row_bytes() const { return element_count() * dtype_size(dtype); }
+};
+
+struct ObservationSpec {
+  std::vector<int64_t> shape;
+  Dtype dtype;  // the pool's output dtype (obs_dtype applied)
+  std::vector<double> low, high;  // one per element, or empty for unbounded
+};
+
+struct ActionSpec {
+  bool discrete = true;
+  int64_t num_actions = 0;        // discrete: valid actions are [0, num_actions)
+  std::vector<int64_t> shape;     // continuous: the action's shape
+  std::vector<double> low, high;  // continuous: one bound per element
+
+  size_t element_count() const {
+    if (discrete) return 1;
+    size_t count = 1;
+    for (int64_t extent : shape) count *= static_cast<size_t>(extent);
+    return count;
+  }
+};
+
+struct EnvSpec {
+  ObservationSpec observation;
+  ActionSpec action;
+  std::vector<FieldSpec> extras;      // family fields written every step (e.g. lives)
+  int64_t max_episode_steps = 0;      // 0: no time limit
+  // Nanoseconds one step costs, roughly; the executor sizes work chunks from it
+  // so cheap envs run as tight loops (see DESIGN.md, "Rules the core keeps").
+  double step_cost_ns = 1000.0;
+};
+
+// Task kwargs, already validated and completed with defaults by
+// torchpool/registry.py. Numbers and bools arrive as doubles.
+class Config {
+ public:
+  std::map<std::string, double> numbers;
+  std::map<std::string, std::string> strings;
+
+  double number(const std::string& key) const {
+    auto it = numbers.find(key);
+    if (it == numbers.end()) throw std::invalid_argument("missing task kwarg '" + key + "'");
+    return it->second;
+  }
+  double number(const std::string& key, double fallback) const {
+    auto it = numbers.find(key);
+    return it == numbers.end() ? fallback : it->second;
+  }
+  const std::string& string(const std::string& key) const {
+    auto it = strings.find(key);
+    if (it == strings.end()) throw std::invalid_argument("missing task kwarg '" + key + "'");
+    return it->second;
+  }
+};
+
+}  // namespace torchpool

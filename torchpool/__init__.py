@@ -1,0 +1,13 @@
+"""torchpool: C++ vectorized RL environments that fill PyTorch tensors.
+
+    pool = torchpool.make("CartPole-v1", num_envs=8)
+    td = pool.reset()
+    td = pool.step(torch.zeros(8, dtype=torch.int64))
+"""
+
+from .pool import Pool, make
+from .registry import list_envs
+
+__version__ = "0.1.0"
+
+__all__ = ["Pool", "make", "list_envs", "__version__"]

@@ -1,0 +1,428 @@
+"""Pool: a batch of C++ environments whose results arrive as TensorDicts.
+
+The only Python module that talks to the extension (``torchpool._core``).
+Python owns every output buffer; C++ workers write rows straight into them.
+
+Two ways to drive a pool:
+
+* sync (``batch_size == num_envs``, the default): ``step(action)`` steps every
+  env and returns a batch ordered by env id;
+* async (``batch_size < num_envs``): ``send(action, env_id)`` queues actions
+  for any subset of envs and returns at once; ``recv()`` returns the first
+  ``batch_size`` envs to finish, with their ``env_id``.
+
+Keys of a step TensorDict (batch ``[n]``): ``observation``, ``reward``
+(float32), ``terminated``, ``truncated``, ``done`` (bool), ``env_id`` (int64),
+``episode_return`` (float32) and ``episode_length`` (int64) — the totals of the
+episode that just ended where ``done``, running totals otherwise —
+``final_observation`` with ``autoreset="same_step"`` (the true last
+observation where ``done``, equal to ``observation`` elsewhere), and the
+family's extras.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import weakref
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from tensordict import TensorDict
+
+from . import _core
+from . import registry
+from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec
+
+# Codes shared with csrc/core/spec.h (enum class Dtype).
+_DTYPES = {0: torch.bool, 1: torch.uint8, 2: torch.int32, 3: torch.int64, 4: torch.float32, 5: torch.float64}
+_CODES = {dtype: code for code, dtype in _DTYPES.items()}
+_AUTORESET = {"same_step": 0, "next_step": 1, "disabled": 2}
+_DISCRETE_ACTION_DTYPES = frozenset({torch.int64, torch.int32, torch.uint8})
+_CONTINUOUS_ACTION_DTYPES = frozenset({torch.float32, torch.float64})
+
+# How many pause instructions a waiting thread spins through before it sleeps
+# (csrc/core/wait.h). Chosen with benchmarks/spin.py; override per pool.
+DEFAULT_SPIN_POLLS = 2000
+
+_storage_use_count = torch._C._storage_Use_Count
+_live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_pools() -> None:
+    # Interpreter exit with work in flight must not hang: join the workers
+    # while the interpreter is still whole.
+    for pool in list(_live_pools):
+        pool.close()
+
+
+def _column_views(data: torch.Tensor, layout: list, rows: int) -> dict[str, torch.Tensor]:
+    """Field name -> tensor [rows, *shape] viewing its column of ``data``."""
+    views = {}
+    for name, code, shape, offset in layout:
+        dtype = _DTYPES[code]
+        nbytes = rows * int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        views[name] = data[offset:offset + nbytes].view(dtype).view(rows, *shape)
+    return views
+
+
+class _Buffer:
+    """One caller-owned output buffer (a ring block or the reset buffer) and its tensor views.
+
+    NOTE [Output ring reuse]
+    Tensors handed to the user are views of this buffer, and C++ writes the
+    next results into it when its rows come round again. Before that happens
+    the pool calls ``held()``: if the user still references the TensorDict or
+    any tensor viewing the storage (a slice, a ``.view()``), the pool swaps a
+    fresh buffer in and leaves the old one to the user. A loop that drops last
+    step's outputs therefore never allocates, and a user who keeps them never
+    sees them overwritten. Held-ness is read from two reference counts whose
+    baseline is taken when the buffer is made: the TensorDict's Python refcount
+    and the storage's C++ use count (every view holds the storage).
+    """
+
+    __slots__ = ("data", "tensordict", "_views", "_view_baselines", "_storage_baseline")
+
+    def __init__(self, nbytes: int, layout: list, rows: int, pin: bool):
+        self.data = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pin)
+        self.tensordict = TensorDict(_column_views(self.data, layout, rows), batch_size=[rows])
+        # Baselines are read once no temporary view is alive any more.
+        self._views = tuple(self.tensordict.values())
+        self._view_baselines = self._view_uses()
+        self._storage_baseline = self._storage_uses()
+
+    def _storage_uses(self) -> int:
+        return _storage_use_count(self.data.untyped_storage()._cdata)
+
+    def held(self) -> bool:
+        # 2 = this object's reference + getrefcount's argument. A user holding
+        # `td["observation"]` holds our own view object, which the storage count
+        # cannot see, hence the per-view refcounts.
+        if sys.getrefcount(self.tensordict) > 2 or self._storage_uses() > self._storage_baseline:
+            return True
+        return self._view_uses() != self._view_baselines
+
+    def _view_uses(self) -> tuple[int, ...]:
+        # map() passes each view straight to getrefcount: no temporary (a zip
+        # tuple, a loop variable) adds a reference, so the count is stable.
+        return tuple(map(sys.getrefcount, self._views))
+
+
+class Pool:
+    """A batch of ``num_envs`` environments stepped by C++ worker threads.
+
+    Args:
+        env_id: a registered id (``torchpool.list_envs()``).
+        num_envs: how many envs.
+        batch_size: envs per ``recv()`` batch; ``None`` (default) is ``num_envs``
+            (a sync pool). Smaller values make an async pool.
+        num_threads: worker threads; default ``min(os.cpu_count(), num_envs)``.
+            The calling thread also runs queued work while it waits.
+        seed: env ``i`` is seeded with ``seed + i`` (Gymnasium's convention).
+        autoreset: ``"same_step"`` (default), ``"next_step"`` or ``"disabled"``.
+        obs_dtype: ``torch.float32`` (default for continuous observations) or
+            ``torch.float64`` for bit-for-bit parity with Gymnasium.
+        max_episode_steps: time limit for truncation; ``None`` uses the
+            reference's, ``0`` disables it.
+        thread_affinity_offset: pin worker ``i`` to core ``offset + i``; ``-1``
+            (default) leaves scheduling to the OS.
+        spin_polls: how long waiters spin before sleeping (advanced).
+        **task_kwargs: the env's own kwargs (e.g. Pendulum's ``g``).
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int = 8,
+        batch_size: int | None = None,
+        num_threads: int | None = None,
+        seed: int = 0,
+        autoreset: str = "same_step",
+        obs_dtype: torch.dtype | None = None,
+        max_episode_steps: int | None = None,
+        thread_affinity_offset: int = -1,
+        spin_polls: int = DEFAULT_SPIN_POLLS,
+        **task_kwargs: Any,
+    ):
+        self._core = None
+        entry = registry.lookup(env_id)
+        kwargs = registry.resolve_kwargs(entry, task_kwargs)
+        num_envs = _positive_int("num_envs", num_envs)
+        batch_size = num_envs if batch_size is None else _positive_int("batch_size", batch_size)
+        if batch_size > num_envs:
+            raise ValueError(f"batch_size={batch_size} is larger than num_envs={num_envs}")
+        if num_threads is None:
+            num_threads = min(os.cpu_count() or 1, num_envs)
+        num_threads = _positive_int("num_threads", num_threads)
+        if autoreset not in _AUTORESET:
+            raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        obs_dtype = _resolve_obs_dtype(entry, obs_dtype)
+        if max_episode_steps is None:
+            max_episode_steps = -1
+        elif not isinstance(max_episode_steps, int) or isinstance(max_episode_steps, bool) or max_episode_steps < 0:
+            raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
+
+        self.env_id = env_id
+        self.num_envs = num_envs
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self.autoreset = autoreset
+        self.is_async = batch_size < num_envs
+        # K blocks with K * batch_size > num_envs + batch_size: rows in flight
+        # never reach the block being handed out (csrc/core/output_ring.h).
+        num_blocks = num_envs // batch_size + 2
+        self._core = _core.make(
+            entry.family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset,
+            int(seed), _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
+        )
+        spec = self._core.spec()
+        self.task_kwargs = kwargs
+        self.max_episode_steps = int(spec["max_episode_steps"])
+        self.observation_spec: BoxSpec = observation_spec(spec["observation"], obs_dtype)
+        self.action_spec: BoxSpec | DiscreteSpec = action_spec(spec["action"])
+
+        self._pin = torch.cuda.is_available()
+        self._block_layout = self._core.block_layout()
+        self._blocks = [self._new_block(b) for b in range(num_blocks)]
+        self._handed_out = [False] * num_blocks
+        self._reset_buffer: _Buffer | None = None
+        self._rows_sent = 0       # rows claimed by send()/async_reset() so far
+        self._rows_received = 0   # rows handed out by recv()/step() so far
+        self._all_ids = torch.arange(num_envs, dtype=torch.int64)
+
+        discrete = isinstance(self.action_spec, DiscreteSpec)
+        self._action_dtypes = _DISCRETE_ACTION_DTYPES if discrete else _CONTINUOUS_ACTION_DTYPES
+        self._action_shape = self.action_spec.shape
+        self._full_action_shape = torch.Size((num_envs, *self._action_shape))
+        _live_pools.add(self)
+
+    # ---- public API ---------------------------------------------------------
+
+    def reset(self, seed: int | Sequence[int] | None = None, env_ids: Any = None) -> TensorDict:
+        """Resets ``env_ids`` (default: all), waits, and returns their first observations.
+
+        ``seed``: ``None`` continues each env's random stream; an int reseeds
+        env ``i`` with ``seed + i``; a sequence gives one seed per env in
+        ``env_ids``. Returns a TensorDict of batch ``[len(env_ids)]`` in the
+        order of ``env_ids``, with the same keys as a step (zero reward, no
+        flags set).
+        """
+        core = self._live_core()
+        ids = self._env_ids(env_ids)
+        seeds = self._seeds(seed, ids)
+        buffer = self._reset_buffer
+        if buffer is None or buffer.held():
+            buffer = self._reset_buffer = _Buffer(
+                core.reset_bytes, core.reset_layout(), self.num_envs, self._pin)
+            core.set_reset_buffer(buffer.data.data_ptr())
+        core.reset(ids.data_ptr(), len(ids), 0 if seeds is None else seeds.data_ptr())
+        if len(ids) == self.num_envs:
+            return buffer.tensordict
+        return buffer.tensordict[: len(ids)]
+
+    def step(self, action: Any, env_id: Any = None) -> TensorDict:
+        """Sync step: applies ``action`` (``[num_envs, *action_shape]``) to every env.
+
+        Returns a TensorDict of batch ``[num_envs]`` ordered by env id. On an
+        async pool, ``step(action, env_id)`` is ``send(action, env_id)``
+        followed by ``recv()``.
+        """
+        if env_id is not None or self.is_async:
+            if env_id is None:
+                raise ValueError(
+                    f"this pool is async (batch_size={self.batch_size} < num_envs={self.num_envs}): "
+                    "use send()/recv(), or step(action, env_id)")
+            self.send(action, env_id)
+            return self.recv()
+        core = self._core
+        if core is None:
+            raise RuntimeError("the pool is closed")
+        if self._rows_sent != self._rows_received:
+            raise RuntimeError("step() needs every env idle, but some are in flight; recv() them first")
+        if (action.__class__ is not torch.Tensor or action.shape != self._full_action_shape
+                or action.dtype not in self._action_dtypes or not action.is_cpu or not action.is_contiguous()):
+            action = self._coerce_action(action, self.num_envs)
+        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        if self._handed_out[block]:
+            self._reclaim(block)
+        try:
+            core.step(action.data_ptr(), _CODES[action.dtype], block)
+        except ValueError:
+            raise  # rejected before anything was queued
+        except KeyboardInterrupt:
+            self._rows_sent += self.num_envs  # queued; a later recv() collects it
+            raise
+        except RuntimeError:
+            self._rows_sent += self.num_envs  # an env failed; its block was consumed
+            self._rows_received += self.num_envs
+            raise
+        self._rows_sent += self.num_envs
+        return self._hand_out(block)
+
+    def send(self, action: Any, env_id: Any = None) -> None:
+        """Queues one action per env in ``env_id`` (default: all) and returns at once."""
+        core = self._live_core()
+        ids = self._env_ids(env_id)
+        action = self._coerce_action(action, len(ids))
+        self._prepare_rows(len(ids))
+        core.send(action.data_ptr(), _CODES[action.dtype], ids.data_ptr(), len(ids))
+        self._rows_sent += len(ids)
+
+    def recv(self) -> TensorDict:
+        """Waits for the next ``batch_size`` results and returns them (with ``env_id``)."""
+        core = self._live_core()
+        pending = self._rows_sent - self._rows_received
+        if pending < self.batch_size:
+            raise RuntimeError(
+                f"recv() needs batch_size={self.batch_size} envs in flight, but {pending} are; "
+                "send() actions (or async_reset()) first")
+        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        try:
+            core.wait_block(block)
+        except RuntimeError:
+            self._rows_received += self.batch_size  # an env failed; its block was consumed
+            raise
+        return self._hand_out(block)
+
+    def async_reset(self) -> None:
+        """Starts a reset of every env and returns at once; ``recv()`` collects the results."""
+        core = self._live_core()
+        self._prepare_rows(self.num_envs)
+        core.async_reset(self._all_ids.data_ptr(), self.num_envs)
+        self._rows_sent += self.num_envs
+
+    def close(self) -> None:
+        """Stops and joins the workers. Idempotent; work in flight is dropped."""
+        core, self._core = self._core, None
+        if core is not None:
+            core.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._core is None
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return (f"Pool({self.env_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}, "
+                f"num_threads={self.num_threads}, autoreset={self.autoreset!r})")
+
+    # ---- internals ----------------------------------------------------------
+
+    def _live_core(self):
+        core = self._core
+        if core is None:
+            raise RuntimeError("the pool is closed")
+        return core
+
+    def _new_block(self, block: int) -> _Buffer:
+        buffer = _Buffer(self._core.block_bytes, self._block_layout, self.batch_size, torch.cuda.is_available())
+        self._core.set_block(block, buffer.data.data_ptr())
+        return buffer
+
+    def _hand_out(self, block: int) -> TensorDict:
+        self._rows_received += self.batch_size
+        self._handed_out[block] = True
+        return self._blocks[block].tensordict
+
+    def _reclaim(self, block: int) -> None:
+        # NOTE [Output ring reuse]
+        if self._blocks[block].held():
+            self._blocks[block] = self._new_block(block)
+        self._handed_out[block] = False
+
+    def _prepare_rows(self, count: int) -> None:
+        """Makes every block that rows [sent, sent + count) land in safe to write."""
+        first = self._rows_sent // self.batch_size
+        last = (self._rows_sent + count - 1) // self.batch_size
+        for index in range(first, last + 1):
+            block = index % len(self._blocks)
+            if self._handed_out[block]:
+                self._reclaim(block)
+
+    def _env_ids(self, env_ids: Any) -> torch.Tensor:
+        if env_ids is None:
+            return self._all_ids
+        if isinstance(env_ids, (int, np.integer)) and not isinstance(env_ids, bool):
+            env_ids = [int(env_ids)]
+        ids = torch.as_tensor(env_ids)
+        if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8):
+            raise TypeError(f"env_id must hold integers, got dtype {ids.dtype}")
+        if ids.dim() != 1:
+            ids = ids.reshape(-1) if ids.dim() == 0 else ids
+            if ids.dim() != 1:
+                raise ValueError(f"env_id must be 1-D, got shape {tuple(ids.shape)}")
+        return ids.to(device="cpu", dtype=torch.int64).contiguous()
+
+    def _seeds(self, seed: Any, ids: torch.Tensor) -> torch.Tensor | None:
+        if seed is None:
+            return None
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if seed < 0:
+                raise ValueError(f"seed must be non-negative, got {seed}")
+            return (ids + int(seed)).to(torch.int64).contiguous()
+        seeds = torch.as_tensor(seed)
+        if seeds.dtype.is_floating_point or seeds.dtype == torch.bool or seeds.dim() != 1:
+            raise TypeError(f"seed must be an int or a 1-D sequence of ints, got {seed!r}")
+        if len(seeds) != len(ids):
+            raise ValueError(f"got {len(seeds)} seeds for {len(ids)} envs")
+        if bool((seeds < 0).any()):
+            raise ValueError("seeds must be non-negative")
+        return seeds.to(torch.int64).contiguous()
+
+    def _coerce_action(self, action: Any, count: int) -> torch.Tensor:
+        if not isinstance(action, torch.Tensor):
+            if isinstance(action, np.ndarray):
+                action = torch.from_numpy(action)
+            else:
+                action = torch.as_tensor(action)
+        expected = torch.Size((count, *self._action_shape))
+        if action.shape != expected:
+            raise ValueError(
+                f"{self.env_id}: action must have shape {tuple(expected)} "
+                f"(one action per env), got {tuple(action.shape)}")
+        if action.dtype not in self._action_dtypes:
+            allowed = ", ".join(sorted(str(d) for d in self._action_dtypes))
+            raise TypeError(f"{self.env_id}: action dtype must be one of {allowed}, got {action.dtype}")
+        return action.detach().to("cpu").contiguous()
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def _resolve_obs_dtype(entry: registry.EnvEntry, obs_dtype: torch.dtype | None) -> torch.dtype:
+    if entry.observation == "image":
+        if obs_dtype not in (None, torch.uint8):
+            raise ValueError(f"{entry.env_id} observations are uint8 frames; obs_dtype cannot be {obs_dtype}")
+        return torch.uint8
+    if obs_dtype is None:
+        return torch.float32
+    if obs_dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"obs_dtype must be torch.float32 or torch.float64, got {obs_dtype!r}")
+    return obs_dtype
+
+
+def make(env_id: str, num_envs: int = 8, batch_size: int | None = None, num_threads: int | None = None,
+         seed: int = 0, autoreset: str = "same_step", obs_dtype: torch.dtype | None = None,
+         **task_kwargs: Any) -> Pool:
+    """Makes a :class:`Pool`; see its docstring for every argument."""
+    return Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, seed=seed,
+                autoreset=autoreset, obs_dtype=obs_dtype, **task_kwargs)
