@@ -18,6 +18,7 @@
 #include "envs/classic/mountain_car.h"
 #include "envs/classic/mountain_car_continuous.h"
 #include "envs/classic/pendulum.h"
+#include "envs/testing/probe.h"
 
 namespace py = pybind11;
 using namespace torchpool;
@@ -41,6 +42,7 @@ const std::map<std::string, Factory>& families() {
       {"MountainCar", factory<classic::MountainCar>()},
       {"MountainCarContinuous", factory<classic::MountainCarContinuous>()},
       {"Acrobot", factory<classic::Acrobot>()},
+      {"Probe", factory<testing::Probe>()},
   };
   return registry;
 }

@@ -31,6 +31,7 @@ class EnvEntry:
     # "image": uint8 frames, obs_dtype is fixed.
     observation: str = "continuous"
     reference: str = ""  # the Gymnasium id this env matches
+    hidden: bool = False  # test-only envs: constructible, not listed
 
 
 _REGISTRY: dict[str, EnvEntry] = {}
@@ -44,7 +45,7 @@ def register(entry: EnvEntry) -> None:
 
 def list_envs() -> list[str]:
     """Every registered env id, sorted."""
-    return sorted(_REGISTRY)
+    return sorted(env_id for env_id, entry in _REGISTRY.items() if not entry.hidden)
 
 
 def _closest(name: str, choices: list[str]) -> str:
@@ -62,8 +63,8 @@ def lookup(env_id: str) -> EnvEntry:
         return _REGISTRY[env_id]
     except KeyError:
         raise ValueError(
-            f"unknown env id {env_id!r}.{_closest(env_id, list(_REGISTRY))} "
-            f"torchpool.list_envs() lists all {len(_REGISTRY)} ids."
+            f"unknown env id {env_id!r}.{_closest(env_id, list_envs())} "
+            f"torchpool.list_envs() lists all {len(list_envs())} ids."
         ) from None
 
 
@@ -121,3 +122,12 @@ register(EnvEntry("MountainCarContinuous-v0", "MountainCarContinuous",
                   {"goal_velocity": Kwarg(float, 0.0, "minimum velocity at the goal")},
                   reference="MountainCarContinuous-v0"))
 register(EnvEntry("Acrobot-v1", "Acrobot", {}, reference="Acrobot-v1"))
+
+
+# ---- test-only (csrc/envs/testing) --------------------------------------------
+
+register(EnvEntry("_Probe-v0", "Probe", {
+    "episode_length": Kwarg(int, 5, "steps until terminated"),
+    "max_sleep_us": Kwarg(float, 0.0, "each step/reset sleeps uniformly up to this"),
+    "fail_at_step": Kwarg(int, -1, "the env's n-th step raises; -1 never"),
+}, hidden=True))

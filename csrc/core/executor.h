@@ -111,7 +111,7 @@ class Executor final : public ExecutorBase {
     action_size_ = spec_.action.element_count();
     action_index_.assign(options.num_envs, 0);
     action_values_.assign(spec_.action.discrete ? 0 : options.num_envs * action_size_, 0.0);
-    chunk_ = chunk_size();
+    envs_per_target_item_ = static_cast<size_t>(kItemTargetNs / std::max(spec_.step_cost_ns, 1.0));
     for (size_t i = 0; i < options.num_threads; ++i) workers_.emplace_back([this, i] { work(i); });
   }
 
@@ -190,6 +190,7 @@ class Executor final : public ExecutorBase {
   static constexpr size_t kMaxExtras = 16;
   // A work item should take about this long, so cheap envs run as tight loops.
   static constexpr double kItemTargetNs = 20000.0;
+  static constexpr double kCallerMaxStepNs = 1e6;
 
   struct Slot {
     Env env;
@@ -233,13 +234,15 @@ class Executor final : public ExecutorBase {
     return bytes;
   }
 
-  size_t chunk_size() const {
-    // At least kItemTargetNs of work per item, and no more items than threads
-    // can share; never more than a batch.
-    const size_t by_cost = static_cast<size_t>(kItemTargetNs / std::max(spec_.step_cost_ns, 1.0));
+  // Envs per work item for a push of `count`: at least kItemTargetNs of work
+  // per item (cheap envs run as one tight loop, no thread wakes), and no
+  // fewer items than threads when each would still be that big. Envs that
+  // cost more than the target go one per item, for load balance.
+  size_t chunk_size(size_t count) const {
+    if (envs_per_target_item_ == 0) return 1;
     const size_t threads = std::max<size_t>(options_.num_threads, 1);
-    const size_t by_split = (options_.num_envs + threads - 1) / threads;
-    return std::max<size_t>(1, std::min(std::max(by_cost, by_split), options_.num_envs));
+    const size_t even_split = (count + threads - 1) / threads;
+    return std::max<size_t>(1, std::min(std::max(envs_per_target_item_, even_split), count));
   }
 
   // ---- caller side -------------------------------------------------------
@@ -313,15 +316,17 @@ class Executor final : public ExecutorBase {
       push_ids_[i] = static_cast<int32_t>(ids[i]);
       in_flight_[ids[i]] = 1;
     }
-    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk_), position);
+    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk_size(count)), position);
   }
 
   // The caller runs queued items itself while it waits: for cheap envs that
-  // avoids waking a worker at all.
+  // avoids waking a worker at all. Not for envs slower than kCallerMaxStepNs,
+  // whose steps would keep Ctrl-C from being noticed.
   void wait_until(FillCounter& counter, int32_t target, const InterruptCheck& check) {
+    const bool caller_runs_items = spec_.step_cost_ns <= kCallerMaxStepNs;
     int32_t polls = 0;
     while (!counter.reached(target)) {
-      if (queue_.available().try_acquire()) {
+      if (caller_runs_items && queue_.available().try_acquire()) {
         run(queue_.claim());
         polls = 0;
         continue;
@@ -500,7 +505,7 @@ class Executor final : public ExecutorBase {
   std::vector<int64_t> action_index_;
   std::vector<double> action_values_;
   size_t action_size_ = 1;
-  size_t chunk_ = 1;
+  size_t envs_per_target_item_ = 1;
 
   uint8_t* reset_base_ = nullptr;
   int32_t reset_target_ = 0;

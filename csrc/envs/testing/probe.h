@@ -1,0 +1,80 @@
+// probe.h — a test-only env whose observations record what happened to it.
+//
+// Observation: [steps in this episode, last action, resets so far, total
+// steps]. It can sleep a random time per step (so workers finish out of
+// order) and throw at a chosen step (to test error capture). Registered as
+// "_Probe-v0", hidden from list_envs().
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "../../core/env.h"
+
+namespace torchpool::testing {
+
+struct ProbeModel {
+  int64_t episode_length;
+  double max_sleep_us;
+  int64_t fail_at_step;  // total step count at which step() throws; < 0: never
+
+  explicit ProbeModel(const Config& config)
+      : episode_length(static_cast<int64_t>(config.number("episode_length"))),
+        max_sleep_us(config.number("max_sleep_us")),
+        fail_at_step(static_cast<int64_t>(config.number("fail_at_step"))) {}
+
+  EnvSpec spec(Dtype obs_dtype) const {
+    EnvSpec spec;
+    spec.observation = {{4}, obs_dtype, {}, {}};
+    spec.action.discrete = true;
+    spec.action.num_actions = 1000;
+    spec.max_episode_steps = 0;
+    spec.step_cost_ns = max_sleep_us > 0 ? max_sleep_us * 500 : 10;
+    return spec;
+  }
+};
+
+class Probe {
+ public:
+  using Model = ProbeModel;
+  explicit Probe(const Model& model) : model_(model) {}
+
+  void reset(Rng& rng, StepOutput& out) {
+    steps_ = 0;
+    last_action_ = -1;
+    ++resets_;
+    nap(rng);
+    write(out);
+  }
+
+  StepResult step(const Action& action, Rng& rng, StepOutput& out) {
+    ++total_steps_;
+    if (model_.fail_at_step >= 0 && total_steps_ == model_.fail_at_step)
+      throw std::runtime_error("probe failure at step " + std::to_string(total_steps_));
+    ++steps_;
+    last_action_ = action.index;
+    nap(rng);
+    write(out);
+    StepResult result;
+    result.reward = static_cast<double>(action.index);
+    result.terminated = steps_ >= model_.episode_length;
+    return result;
+  }
+
+ private:
+  void nap(Rng& rng) {
+    if (model_.max_sleep_us > 0)
+      std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>(rng.uniform(0, model_.max_sleep_us) * 1000)));
+  }
+  void write(StepOutput& out) {
+    out.set_observation({static_cast<double>(steps_), static_cast<double>(last_action_), static_cast<double>(resets_),
+                         static_cast<double>(total_steps_)});
+  }
+
+  const Model& model_;
+  int64_t steps_ = 0, last_action_ = -1, resets_ = 0, total_steps_ = 0;
+};
+
+}  // namespace torchpool::testing

@@ -1,0 +1,257 @@
+"""Pool behaviour: outputs, autoreset modes, seeding, determinism, buffer reuse, errors from workers."""
+
+import numpy as np
+import pytest
+import torch
+
+import torchpool
+
+STEP_KEYS = {"observation", "reward", "terminated", "truncated", "done", "env_id",
+             "episode_return", "episode_length"}
+
+
+def probe(num_envs=4, **kwargs):
+    """Probe observations: [steps in episode, last action, resets so far, total steps]."""
+    return torchpool.make("_Probe-v0", num_envs=num_envs, **kwargs)
+
+
+@pytest.mark.parametrize("env_id, obs_shape", [("CartPole-v1", (4,)), ("Pendulum-v1", (3,)), ("Acrobot-v1", (6,))])
+def test_step_returns_documented_keys_shapes_and_dtypes(env_id, obs_shape):
+    with torchpool.make(env_id, num_envs=5) as pool:
+        td = pool.reset()
+        assert set(td.keys()) == STEP_KEYS | {"final_observation"}
+        action = torch.zeros((5, *pool.action_spec.shape), dtype=pool.action_spec.dtype)
+        td = pool.step(action)
+        assert td.batch_size == torch.Size([5])
+        assert td["observation"].shape == (5, *obs_shape) and td["observation"].dtype == torch.float32
+        assert td["final_observation"].shape == (5, *obs_shape)
+        assert td["reward"].dtype == torch.float32 and td["reward"].shape == (5,)
+        for key in ("terminated", "truncated", "done"):
+            assert td[key].dtype == torch.bool, key
+        assert td["env_id"].dtype == torch.int64 and td["episode_length"].dtype == torch.int64
+        assert td["episode_return"].dtype == torch.float32
+
+
+def test_obs_dtype_float64_gives_float64_observations():
+    with torchpool.make("Pendulum-v1", num_envs=2, obs_dtype=torch.float64) as pool:
+        assert pool.reset()["observation"].dtype == torch.float64
+        assert pool.observation_spec.dtype == torch.float64
+
+
+def test_sync_step_rows_are_ordered_by_env_id():
+    with probe(num_envs=16, max_sleep_us=300.0, num_threads=2) as pool:
+        pool.reset()
+        td = pool.step(torch.arange(16))
+        assert torch.equal(td["env_id"], torch.arange(16))
+        assert torch.equal(td["observation"][:, 1], torch.arange(16, dtype=torch.float32)), "row i holds env i's action"
+
+
+def test_same_step_autoreset_returns_final_observation_and_new_episode():
+    with probe(num_envs=2, episode_length=3) as pool:
+        pool.reset()
+        for step in range(1, 4):
+            td = pool.step(torch.tensor([5, 7]))
+        assert td["done"].all() and td["terminated"].all() and not td["truncated"].any()
+        assert torch.equal(td["final_observation"][:, 0], torch.tensor([3.0, 3.0])), "true last obs: 3 steps in"
+        assert torch.equal(td["observation"][:, 0], torch.tensor([0.0, 0.0])), "obs is the new episode's first"
+        assert torch.equal(td["observation"][:, 2], torch.tensor([2.0, 2.0])), "reset happened in the same step"
+        assert torch.equal(td["episode_return"], torch.tensor([15.0, 21.0]))
+        assert torch.equal(td["episode_length"], torch.tensor([3, 3]))
+        td = pool.step(torch.tensor([1, 1]))
+        assert not td["done"].any()
+        assert torch.equal(td["observation"][:, 0], torch.tensor([1.0, 1.0]))
+        assert torch.equal(td["final_observation"], td["observation"]), "equals observation where not done"
+        assert torch.equal(td["episode_return"], torch.tensor([1.0, 1.0])), "running total of the new episode"
+
+
+def test_next_step_autoreset_resets_on_the_following_step_and_ignores_its_action():
+    with probe(num_envs=1, episode_length=2, autoreset="next_step") as pool:
+        pool.reset()
+        pool.step(torch.tensor([4]))
+        td = pool.step(torch.tensor([4]))
+        assert td["done"].item() and td["observation"][0, 0].item() == 2.0, "last obs stays in place"
+        assert "final_observation" not in td.keys()
+        td = pool.step(torch.tensor([9]))
+        assert not td["done"].item()
+        assert td["reward"].item() == 0.0 and td["observation"][0].tolist() == [0.0, -1.0, 2.0, 2.0]
+        assert td["episode_length"].item() == 0
+
+
+def test_disabled_autoreset_requires_an_explicit_reset():
+    with probe(num_envs=2, episode_length=1, autoreset="disabled") as pool:
+        pool.reset()
+        assert pool.step(torch.tensor([1, 1]))["done"].all()
+        with pytest.raises(ValueError, match="autoreset is 'disabled'"):
+            pool.step(torch.tensor([1, 1]))
+        td = pool.reset(env_ids=[1, 0])
+        assert td["env_id"].tolist() == [1, 0]
+        td = pool.step(torch.tensor([1, 1]))
+        assert td["observation"][:, 0].tolist() == [1.0, 1.0], "a fresh episode's first step"
+
+
+def test_terminated_and_truncated_are_reported_independently():
+    with probe(num_envs=1, episode_length=3, max_episode_steps=3) as pool:
+        pool.reset()
+        for _ in range(3):
+            td = pool.step(torch.tensor([0]))
+        assert td["terminated"].item() and td["truncated"].item() and td["done"].item()
+    with probe(num_envs=1, episode_length=10, max_episode_steps=2) as pool:
+        pool.reset()
+        pool.step(torch.tensor([0]))
+        td = pool.step(torch.tensor([0]))
+        assert td["truncated"].item() and not td["terminated"].item() and td["done"].item()
+
+
+def test_time_limit_defaults_to_the_reference_and_can_be_overridden():
+    assert torchpool.make("CartPole-v1", num_envs=1).max_episode_steps == 500
+    assert torchpool.make("Pendulum-v1", num_envs=1).max_episode_steps == 200
+    assert torchpool.make("MountainCarContinuous-v0", num_envs=1).max_episode_steps == 999
+    assert torchpool.make("CartPole-v1", num_envs=1, max_episode_steps=7).max_episode_steps == 7
+
+
+def test_seeding_at_make_and_reset_agree():
+    first = torchpool.make("CartPole-v1", num_envs=6, seed=3).reset()["observation"].clone()
+    pool = torchpool.make("CartPole-v1", num_envs=6, seed=0)
+    other = pool.reset()["observation"].clone()
+    assert not torch.equal(first, other), "different seeds give different starts"
+    assert torch.equal(pool.reset(seed=3)["observation"], first), "reset(seed=s) equals make(seed=s)"
+    assert torch.equal(pool.reset(seed=[3 + i for i in range(6)])["observation"], first), "per-env seed list"
+    assert not torch.equal(pool.reset()["observation"], first), "no seed continues the stream"
+
+
+def _rollout(env_id, num_threads, steps=150, num_envs=32):
+    pool = torchpool.make(env_id, num_envs=num_envs, num_threads=num_threads, seed=11, max_episode_steps=40)
+    generator = torch.Generator().manual_seed(0)
+    outputs = [pool.reset().clone()]
+    for _ in range(steps):
+        if hasattr(pool.action_spec, "n"):
+            action = torch.randint(0, pool.action_spec.n, (num_envs,), generator=generator)
+        else:
+            action = torch.rand((num_envs, *pool.action_spec.shape), generator=generator) * 4 - 2
+        outputs.append(pool.step(action).clone())
+    pool.close()
+    return torch.stack(outputs)
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "Acrobot-v1"])
+def test_results_do_not_depend_on_num_threads(env_id):
+    reference = _rollout(env_id, num_threads=1)
+    for threads in (2, 4):
+        result = _rollout(env_id, num_threads=threads)
+        for key in reference.keys():
+            assert torch.equal(result[key], reference[key]), f"{env_id}: {key} differs with num_threads={threads}"
+
+
+def _async_trajectories(num_threads):
+    """Per-env observation sequences of an async pool whose envs finish in random order."""
+    pool = probe(num_envs=12, batch_size=4, num_threads=num_threads, max_sleep_us=200.0, episode_length=4, seed=5)
+    trajectories = {env: [] for env in range(12)}
+    pool.async_reset()
+    for _ in range(30):
+        td = pool.recv()
+        for env, obs in zip(td["env_id"].tolist(), td["observation"].tolist()):
+            trajectories[env].append(obs)
+        pool.send(td["env_id"] * 3 % 1000, td["env_id"])
+    pool.close()
+    return trajectories
+
+
+def test_async_trajectories_do_not_depend_on_num_threads_or_timing():
+    reference = _async_trajectories(1)
+    result = _async_trajectories(3)
+    for env in range(12):
+        shared = min(len(reference[env]), len(result[env]))
+        assert shared > 0
+        assert reference[env][:shared] == result[env][:shared], f"env {env} diverged"
+
+
+def test_held_outputs_are_never_overwritten():
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        pool.reset()
+        action = torch.ones(4, dtype=torch.int64)
+        held_td = pool.step(action)
+        held_copy = held_td.clone()
+        held_obs = pool.step(action)["observation"]
+        held_obs_copy = held_obs.clone()
+        held_slice = pool.step(action)["reward"][1:]
+        held_slice_copy = held_slice.clone()
+        for _ in range(10):
+            pool.step(action)
+        assert (held_td == held_copy).all()
+        assert torch.equal(held_obs, held_obs_copy)
+        assert torch.equal(held_slice, held_slice_copy)
+
+
+def test_a_loop_that_drops_its_outputs_allocates_nothing():
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        pool.reset()
+        action = torch.ones(4, dtype=torch.int64)
+        for _ in range(5):
+            pool.step(action)
+        buffers = [block.data.data_ptr() for block in pool._blocks]
+        for _ in range(50):
+            pool.step(action)
+        assert [block.data.data_ptr() for block in pool._blocks] == buffers
+
+
+def test_reset_of_a_subset_returns_rows_in_the_order_given():
+    with probe(num_envs=6) as pool:
+        pool.reset()
+        pool.step(torch.ones(6, dtype=torch.int64))
+        td = pool.reset(env_ids=torch.tensor([4, 1]))
+        assert td["env_id"].tolist() == [4, 1]
+        assert td["observation"][:, 2].tolist() == [2.0, 2.0], "those two were reset a second time"
+        assert pool.step(torch.ones(6, dtype=torch.int64))["observation"][:, 0].tolist() == [2, 1, 2, 2, 1, 2]
+
+
+def test_async_recv_returns_batch_size_distinct_envs():
+    with probe(num_envs=10, batch_size=4, max_sleep_us=100.0) as pool:
+        pool.async_reset()
+        seen = []
+        for _ in range(2):
+            td = pool.recv()
+            assert td.batch_size == torch.Size([4])
+            ids = td["env_id"].tolist()
+            assert len(set(ids)) == 4
+            seen += ids
+        assert len(set(seen)) == 8
+
+
+def test_worker_exception_is_raised_with_the_env_id_and_the_pool_keeps_working():
+    with probe(num_envs=3, fail_at_step=2) as pool:
+        pool.reset()
+        pool.step(torch.zeros(3, dtype=torch.int64))
+        with pytest.raises(RuntimeError, match=r"env 0: probe failure at step 2(.|\n)*env 1: probe failure"):
+            pool.step(torch.zeros(3, dtype=torch.int64))
+        td = pool.step(torch.zeros(3, dtype=torch.int64))
+        assert td["observation"][:, 3].tolist() == [3.0, 3.0, 3.0]
+
+
+def test_async_worker_exception_is_raised_from_recv():
+    with probe(num_envs=4, batch_size=2, fail_at_step=1) as pool:
+        pool.async_reset()
+        pool.recv()
+        td = pool.recv()
+        pool.send(torch.zeros(2, dtype=torch.int64), td["env_id"])
+        with pytest.raises(RuntimeError, match="probe failure at step 1"):
+            pool.recv()
+
+
+def test_close_is_idempotent_and_the_pool_is_a_context_manager():
+    with torchpool.make("CartPole-v1", num_envs=2) as pool:
+        pool.reset()
+    assert pool.closed
+    pool.close()
+    pool.close()
+
+
+def test_actions_accept_numpy_lists_and_int32():
+    with torchpool.make("CartPole-v1", num_envs=3) as pool:
+        pool.reset()
+        pool.step(np.array([0, 1, 0]))
+        pool.step([1, 1, 0])
+        pool.step(torch.tensor([0, 1, 1], dtype=torch.int32))
+    with torchpool.make("Pendulum-v1", num_envs=2) as pool:
+        pool.reset()
+        pool.step(np.zeros((2, 1)))
+        pool.step(torch.zeros(2, 1, dtype=torch.float64))
