@@ -1,0 +1,99 @@
+"""Command line: ``python -m torchpool {list,bench,demo}``.
+
+    python -m torchpool list                      # every env id
+    python -m torchpool bench CartPole-v1         # side-by-side steps/s table
+    python -m torchpool demo CartPole-v1          # step a pool and print episode returns
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+
+
+def _list(args: argparse.Namespace) -> None:
+    from . import list_envs, registry
+
+    for env_id in list_envs():
+        entry = registry.lookup(env_id)
+        kwargs = ", ".join(f"{name}={kw.default!r}" for name, kw in entry.kwargs.items())
+        print(f"{env_id:28s} {kwargs}")
+
+
+def _bench(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from . import bench
+
+    n = args.num_envs
+    cases = [("torchpool sync", lambda: bench.run_torchpool(args.env_id, n, args.calls)),
+             ("torchpool async", lambda: bench.run_torchpool(args.env_id, n, args.calls, batch_size=max(1, n // 2)))]
+    if bench.envpool_available():
+        cases += [("envpool sync", lambda: bench.run_envpool(args.env_id, n, args.calls)),
+                  ("envpool async", lambda: bench.run_envpool(args.env_id, n, args.calls, batch_size=max(1, n // 2)))]
+    cases += [("gymnasium SyncVectorEnv", lambda: bench.run_gymnasium(args.env_id, n, max(50, args.calls // 20)))]
+    if args.with_async_gym:
+        cases += [("gymnasium AsyncVectorEnv",
+                   lambda: bench.run_gymnasium(args.env_id, n, max(50, args.calls // 20), "async"))]
+    results = []
+    for name, run in tqdm(cases, desc=f"bench {args.env_id} num_envs={n}", unit="system"):
+        try:
+            results.append((name, run()))
+        except Exception as error:  # a missing optional system should not end the table
+            results.append((name, error))
+    base = next(r.steps_per_s for name, r in results if name == "torchpool sync")
+    print(f"\n{args.env_id}, num_envs={n} (async: batch_size={max(1, n // 2)}), {args.calls} calls each\n")
+    print(f"{'system':26s} {'steps/s':>12s} {'us/call':>9s} {'torchpool sync is':>18s}")
+    for name, result in results:
+        if isinstance(result, Exception):
+            print(f"{name:26s} {'failed: ' + str(result)[:60]}")
+            continue
+        print(f"{name:26s} {result.steps_per_s:12,.0f} {result.us_per_call:9.1f} "
+              f"{base / result.steps_per_s:17.1f}x")
+
+
+def _demo(args: argparse.Namespace) -> None:
+    from . import make
+
+    with make(args.env_id, num_envs=args.num_envs, seed=0) as pool:
+        pool.reset()
+        spec = pool.action_spec
+        returns = []
+        for _ in range(args.steps):
+            if hasattr(spec, "n"):
+                action = torch.randint(0, spec.n, (pool.num_envs,))
+            else:
+                action = torch.empty(pool.num_envs, *spec.shape).uniform_(-1, 1) * spec.high.float()
+            td = pool.step(action)
+            returns += td["episode_return"][td["done"]].tolist()
+        print(f"{pool!r}: {len(returns)} episodes with a random policy, "
+              f"mean return {sum(returns) / max(len(returns), 1):.1f}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m torchpool", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("list", help="list every env id and its task kwargs").set_defaults(run=_list)
+
+    bench_parser = commands.add_parser("bench", help="steps/s of torchpool next to Gymnasium and EnvPool")
+    bench_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
+    bench_parser.add_argument("--num-envs", type=int, default=8, help="envs per pool (default 8)")
+    bench_parser.add_argument("--calls", type=int, default=5000, help="timed step calls per system (default 5000)")
+    bench_parser.add_argument("--with-async-gym", action="store_true",
+                              help="also time Gymnasium's AsyncVectorEnv (one process per env)")
+    bench_parser.set_defaults(run=_bench)
+
+    demo_parser = commands.add_parser("demo", help="step a pool with a random policy")
+    demo_parser.add_argument("env_id", nargs="?", default="CartPole-v1")
+    demo_parser.add_argument("--num-envs", type=int, default=8)
+    demo_parser.add_argument("--steps", type=int, default=2000)
+    demo_parser.set_defaults(run=_demo)
+
+    args = parser.parse_args(argv)
+    args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Throughput runners shared by ``python -m torchpool bench`` and ``benchmarks/``.
+
+Each runner builds one system, generates its actions before the timed loop,
+warms up, then times ``calls`` step calls and returns env steps per second.
+Outputs are delivered as torch tensors for every system: the NumPy-based
+systems pay for ``torch.from_numpy`` inside the timed loop, as a PyTorch user
+would.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .pool import Pool
+
+
+@dataclass(frozen=True)
+class Result:
+    system: str
+    mode: str            # "sync" or "async"
+    env_id: str
+    num_envs: int
+    batch_size: int
+    num_threads: int
+    steps_per_s: float   # env steps (one env advancing once) per second
+    us_per_call: float   # wall time of one step()/recv() call
+
+
+def _actions(space_n: int | None, shape: tuple, num: int, count: int, seed: int = 0, numpy: bool = False):
+    rng = np.random.default_rng(seed)
+    if space_n is not None:
+        arrays = [rng.integers(0, space_n, size=(num,)) for _ in range(count)]
+    else:
+        arrays = [rng.uniform(-1, 1, size=(num, *shape)).astype(np.float32) for _ in range(count)]
+    return arrays if numpy else [torch.from_numpy(a) for a in arrays]
+
+
+def _time(call: Callable[[int], int], calls: int, warmup: int) -> tuple[float, float]:
+    """Runs call(i) (returning env steps done) warmup + calls times; returns (steps/s, us/call)."""
+    for i in range(warmup):
+        call(i)
+    steps = 0
+    start = time.perf_counter()
+    for i in range(calls):
+        steps += call(i)
+    elapsed = time.perf_counter() - start
+    return steps / elapsed, elapsed / calls * 1e6
+
+
+def run_torchpool(env_id: str, num_envs: int, calls: int, batch_size: int | None = None,
+                  num_threads: int | None = None, warmup: int = 50) -> Result:
+    pool = Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads)
+    spec = pool.action_spec
+    n = getattr(spec, "n", None)
+    try:
+        if not pool.is_async:
+            actions = _actions(n, spec.shape, num_envs, 64)
+            pool.reset()
+
+            def call(i):
+                pool.step(actions[i % 64])
+                return num_envs
+        else:
+            actions = _actions(n, spec.shape, pool.batch_size, 64)
+            pool.async_reset()
+            last = [pool.recv()["env_id"]]
+
+            def call(i):
+                pool.send(actions[i % 64], last[0])
+                last[0] = pool.recv()["env_id"]
+                return pool.batch_size
+        steps_per_s, us = _time(call, calls, warmup)
+    finally:
+        pool.close()
+    return Result("torchpool", "async" if pool.is_async else "sync", env_id, num_envs, pool.batch_size,
+                  pool.num_threads, steps_per_s, us)
+
+
+def run_envpool(env_id: str, num_envs: int, calls: int, batch_size: int | None = None,
+                num_threads: int | None = None, warmup: int = 50) -> Result:
+    import envpool
+
+    batch_size = batch_size or num_envs
+    kwargs = {"num_threads": num_threads} if num_threads else {}
+    env = envpool.make(env_id, env_type="gymnasium", num_envs=num_envs, batch_size=batch_size, **kwargs)
+    space = env.action_space
+    n = int(space.n) if hasattr(space, "n") else None
+    actions = _actions(n, space.shape, batch_size, 64, numpy=True)
+    if batch_size == num_envs:
+        env.reset()
+
+        def call(i):
+            obs, reward, terminated, truncated, _ = env.step(actions[i % 64])
+            torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+            return num_envs
+    else:
+        env.async_reset()
+        last = [env.recv()[4]["env_id"]]
+
+        def call(i):
+            env.send(actions[i % 64], last[0])
+            obs, reward, terminated, truncated, info = env.recv()
+            torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+            last[0] = info["env_id"]
+            return batch_size
+    steps_per_s, us = _time(call, calls, warmup)
+    env.close()
+    # EnvPool's num_threads=0 means min(batch_size, hardware threads) (envpool/core/async_envpool.h).
+    threads = num_threads or min(batch_size, os.cpu_count() or 1)
+    return Result("envpool", "sync" if batch_size == num_envs else "async", env_id, num_envs, batch_size,
+                  threads, steps_per_s, us)
+
+
+def run_gymnasium(env_id: str, num_envs: int, calls: int, vectorization: str = "sync", warmup: int = 20) -> Result:
+    import gymnasium
+
+    envs = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode=vectorization)
+    space = envs.single_action_space
+    n = int(space.n) if hasattr(space, "n") else None
+    actions = _actions(n, space.shape, num_envs, 64, numpy=True)
+    envs.reset(seed=0)
+
+    def call(i):
+        obs, reward, terminated, truncated, _ = envs.step(actions[i % 64])
+        torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+        return num_envs
+
+    steps_per_s, us = _time(call, calls, warmup)
+    envs.close()
+    workers = num_envs if vectorization == "async" else 1
+    return Result(f"gymnasium-{vectorization}", "sync", env_id, num_envs, num_envs, workers, steps_per_s, us)
+
+
+def envpool_available() -> bool:
+    try:
+        import envpool  # noqa: F401
+    except Exception:
+        return False
+    return True
