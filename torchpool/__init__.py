@@ -10,4 +10,17 @@ from .registry import list_envs
 
 __version__ = "0.1.0"
 
-__all__ = ["Pool", "make", "list_envs", "__version__"]
+__all__ = ["Pool", "make", "list_envs", "TorchPoolEnv", "stream", "__version__"]
+
+
+def __getattr__(name: str):
+    # Adapters import their frameworks (torchrl, …) only when first used.
+    if name == "TorchPoolEnv":
+        from .torchrl import TorchPoolEnv
+
+        return TorchPoolEnv
+    if name == "stream":
+        from .stream import stream
+
+        return stream
+    raise AttributeError(f"module 'torchpool' has no attribute {name!r}")
