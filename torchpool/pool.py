@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import sys
 import weakref
 from typing import Any, Sequence
 
@@ -34,6 +33,7 @@ from tensordict import TensorDict
 
 from . import _core
 from . import registry
+from ._held import HeldWatch
 from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec
 
 # Codes shared with csrc/core/spec.h (enum class Dtype).
@@ -47,7 +47,6 @@ _CONTINUOUS_ACTION_DTYPES = frozenset({torch.float32, torch.float64})
 # (csrc/core/wait.h). Chosen with benchmarks/spin.py; override per pool.
 DEFAULT_SPIN_POLLS = 2000
 
-_storage_use_count = torch._C._storage_Use_Count
 _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 
 
@@ -72,43 +71,23 @@ def _column_views(data: torch.Tensor, layout: list, rows: int) -> dict[str, torc
 class _Buffer:
     """One caller-owned output buffer (a ring block or the reset buffer) and its tensor views.
 
-    NOTE [Output ring reuse]
-    Tensors handed to the user are views of this buffer, and C++ writes the
-    next results into it when its rows come round again. Before that happens
-    the pool calls ``held()``: if the user still references the TensorDict or
-    any tensor viewing the storage (a slice, a ``.view()``), the pool swaps a
-    fresh buffer in and leaves the old one to the user. A loop that drops last
-    step's outputs therefore never allocates, and a user who keeps them never
-    sees them overwritten. Held-ness is read from two reference counts whose
-    baseline is taken when the buffer is made: the TensorDict's Python refcount
-    and the storage's C++ use count (every view holds the storage).
+    Every output field is a column view of one byte buffer; see NOTE [Output
+    ring reuse] in torchpool/_held.py for when a buffer may be written again.
     """
 
-    __slots__ = ("data", "tensordict", "_views", "_view_baselines", "_storage_baseline")
+    __slots__ = ("data", "_watch")
 
     def __init__(self, nbytes: int, layout: list, rows: int, pin: bool):
         self.data = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pin)
-        self.tensordict = TensorDict(_column_views(self.data, layout, rows), batch_size=[rows])
-        # Baselines are read once no temporary view is alive any more.
-        self._views = tuple(self.tensordict.values())
-        self._view_baselines = self._view_uses()
-        self._storage_baseline = self._storage_uses()
+        tensordict = TensorDict(_column_views(self.data, layout, rows), batch_size=[rows])
+        self._watch = HeldWatch(tensordict, anchors=[self.data])
 
-    def _storage_uses(self) -> int:
-        return _storage_use_count(self.data.untyped_storage()._cdata)
+    @property
+    def tensordict(self) -> TensorDict:
+        return self._watch.tensordict
 
     def held(self) -> bool:
-        # 2 = this object's reference + getrefcount's argument. A user holding
-        # `td["observation"]` holds our own view object, which the storage count
-        # cannot see, hence the per-view refcounts.
-        if sys.getrefcount(self.tensordict) > 2 or self._storage_uses() > self._storage_baseline:
-            return True
-        return self._view_uses() != self._view_baselines
-
-    def _view_uses(self) -> tuple[int, ...]:
-        # map() passes each view straight to getrefcount: no temporary (a zip
-        # tuple, a loop variable) adds a reference, so the count is stable.
-        return tuple(map(sys.getrefcount, self._views))
+        return self._watch.held()
 
 
 class Pool:
