@@ -7,6 +7,8 @@
 
 from .pool import Pool, make
 from .registry import list_envs
+# Eager: importing the submodule later would rebind `torchpool.stream` to it.
+from .stream import stream
 
 __version__ = "0.1.0"
 
@@ -19,8 +21,4 @@ def __getattr__(name: str):
         from .torchrl import TorchPoolEnv
 
         return TorchPoolEnv
-    if name == "stream":
-        from .stream import stream
-
-        return stream
     raise AttributeError(f"module 'torchpool' has no attribute {name!r}")

@@ -36,11 +36,12 @@ class HeldWatch:
 
     __slots__ = ("tensordict", "_leaves", "_leaf_baselines", "_anchors", "_storage_baselines")
 
-    def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor]):
-        """``anchors``: one tensor per storage to watch (e.g. the byte buffer all leaves view)."""
+    def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor] | None = None):
+        """``anchors``: one tensor per storage to watch (e.g. the byte buffer all
+        leaves view); default: every leaf (each with a storage of its own)."""
         self.tensordict = tensordict
         self._leaves = tuple(tensordict.values(include_nested=True, leaves_only=True))
-        self._anchors = tuple(anchors)
+        self._anchors = self._leaves if anchors is None else tuple(anchors)
         # Baselines are read here, once the caller's temporaries are gone.
         self._leaf_baselines = self._leaf_uses()
         self._storage_baselines = self._storage_uses()

@@ -281,6 +281,21 @@ class Pool:
         if core is not None:
             core.close()
 
+    def output_layout(self) -> list[tuple[str, torch.dtype, tuple[int, ...], int]]:
+        """Low-level: ``(key, dtype, per-env shape, byte offset)`` of each column of a batch.
+
+        Every TensorDict that ``step()``/``recv()`` returns views one byte buffer
+        (``output_bytes(td)``, pinned when CUDA is present) in which key ``k``
+        occupies ``batch_size * prod(shape) * dtype.itemsize`` bytes from its
+        offset. ``torchpool.stream`` copies whole batches with one DMA this way.
+        """
+        return [(name, _DTYPES[code], tuple(shape), offset) for name, code, shape, offset in self._block_layout]
+
+    @staticmethod
+    def output_bytes(td: TensorDict) -> torch.Tensor:
+        """Low-level: the uint8 buffer a TensorDict from ``step()``/``recv()`` views (no copy)."""
+        return torch.empty(0, dtype=torch.uint8).set_(td["env_id"].untyped_storage())
+
     @property
     def closed(self) -> bool:
         return self._core is None

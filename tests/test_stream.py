@@ -1,0 +1,209 @@
+"""torchpool.stream: layout, equality with a hand-written Pool rollout, stopping, cleanup, errors."""
+
+import os
+import traceback
+
+import pytest
+import torch
+from tensordict import TensorDict
+
+import torchpool
+
+
+def lean_right(observation: torch.Tensor) -> torch.Tensor:
+    """A deterministic CartPole policy: push towards the pole's lean."""
+    return (observation[:, 2] > 0).long()
+
+
+def native_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def test_batches_have_torchrl_layout_shapes_and_dtypes():
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=40, total_frames=40)
+    (batch,) = list(stream)
+    assert batch.batch_size == torch.Size([4, 10])
+    assert batch["observation"].shape == (4, 10, 4) and batch["observation"].dtype == torch.float32
+    assert batch["action"].shape == (4, 10) and batch["action"].dtype == torch.int64
+    assert batch["next", "observation"].shape == (4, 10, 4)
+    assert batch["next", "reward"].shape == (4, 10, 1) and batch["next", "reward"].dtype == torch.float32
+    for key in ("done", "terminated", "truncated"):
+        assert batch["next", key].shape == (4, 10, 1) and batch["next", key].dtype == torch.bool
+        assert not batch[key].any(), "same-step autoreset: a root observation never ends an episode"
+    assert batch["next", "episode_return"].shape == (4, 10)
+    assert torch.equal(batch["env_id"], torch.arange(4).unsqueeze(1).expand(4, 10))
+
+
+def hand_rollout(num_envs: int, steps: int, seed: int = 0) -> list[TensorDict]:
+    with torchpool.make("CartPole-v1", num_envs=num_envs, seed=seed) as pool:
+        observation = pool.reset()["observation"].clone()
+        transitions = []
+        for _ in range(steps):
+            action = lean_right(observation)
+            td = pool.step(action)
+            transitions.append(TensorDict({
+                "observation": observation, "action": action,
+                "next_observation": td["final_observation"].clone(), "reward": td["reward"].clone(),
+                "done": td["done"].clone(), "terminated": td["terminated"].clone(),
+                "episode_return": td["episode_return"].clone()}, batch_size=[num_envs]))
+            observation = td["observation"].clone()
+    return transitions
+
+
+@pytest.mark.parametrize("split_envs", [True, False])
+def test_batches_equal_a_hand_written_pool_rollout(split_envs):
+    num_envs, steps_per_batch, batches = 6, 25, 4
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=num_envs, seed=3, split_envs=split_envs,
+                              frames_per_batch=num_envs * steps_per_batch, total_frames=num_envs * steps_per_batch * batches)
+    collected = torch.cat([batch.clone() for batch in stream], dim=1)
+    expected = hand_rollout(num_envs, steps_per_batch * batches, seed=3)
+    assert collected["next", "done"].any(), "the rollout crosses episode ends"
+    for t, step in enumerate(expected):
+        got = collected[:, t]
+        where = f"step {t} (split_envs={split_envs})"
+        assert torch.equal(got["observation"], step["observation"]), where
+        assert torch.equal(got["action"], step["action"]), where
+        assert torch.equal(got["next", "observation"], step["next_observation"]), where
+        assert torch.equal(got["next", "reward"].squeeze(-1), step["reward"]), where
+        assert torch.equal(got["next", "done"].squeeze(-1), step["done"]), where
+        assert torch.equal(got["next", "terminated"].squeeze(-1), step["terminated"]), where
+        assert torch.equal(got["next", "episode_return"], step["episode_return"]), where
+
+
+def test_episode_statistics_sum_the_rewards_of_each_episode():
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=400, total_frames=400)
+    (batch,) = list(stream)
+    rewards = batch["next", "reward"].squeeze(-1)
+    done = batch["next", "done"].squeeze(-1)
+    for env in range(4):
+        ends = done[env].nonzero().flatten().tolist()
+        for previous, end in zip(ends, ends[1:]):  # whole episodes inside the batch
+            assert batch["next", "episode_return"][env, end] == rewards[env, previous + 1:end + 1].sum()
+            assert batch["next", "episode_length"][env, end] == end - previous
+
+
+def test_stops_at_total_frames_and_reports_its_length():
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=20, total_frames=50)
+    assert len(stream) == 3
+    assert len(list(stream)) == 3
+    assert stream.stats()["frames"] == 60
+    with pytest.raises(TypeError, match="no total_frames"):
+        len(torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=20))
+
+
+def test_break_leaves_no_thread_running_and_an_existing_pool_reusable():
+    before = native_threads()
+    for _ in torchpool.stream("Pendulum-v1", lambda obs: torch.zeros(obs.shape[0], 1), num_envs=4,
+                              frames_per_batch=8, num_threads=2):
+        break
+    assert native_threads() == before, "owned pools are closed when the loop ends"
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        for _ in torchpool.stream(pool, lean_right, frames_per_batch=8):
+            break
+        td = pool.step(torch.zeros(4, dtype=torch.int64))  # idle again: nothing left in flight
+        assert td.batch_size == torch.Size([4])
+
+
+def test_an_exception_in_the_policy_propagates_with_its_traceback():
+    calls = []
+
+    def broken_policy(observation):
+        calls.append(1)
+        if len(calls) == 3:
+            raise ValueError("policy exploded")
+        return lean_right(observation)
+
+    before = native_threads()
+    with pytest.raises(ValueError, match="policy exploded") as error:
+        list(torchpool.stream("CartPole-v1", broken_policy, num_envs=4, frames_per_batch=40, total_frames=80))
+    assert "broken_policy" in "".join(traceback.format_tb(error.value.__traceback__))
+    assert native_threads() == before
+
+
+def test_policy_extras_are_stored_next_to_the_action():
+    def policy(observation):
+        return lean_right(observation), {"state_value": observation.sum(-1, keepdim=True)}
+
+    (batch,) = list(torchpool.stream("CartPole-v1", policy, num_envs=4, frames_per_batch=12, total_frames=12))
+    assert torch.equal(batch["state_value"], batch["observation"].sum(-1, keepdim=True))
+
+
+def test_a_tensordict_module_policy_writes_action_and_extras():
+    from tensordict.nn import TensorDictModule
+
+    class Head(torch.nn.Module):
+        def forward(self, observation):
+            return (observation[:, 2] > 0).long(), observation[:, :1]
+
+    module = TensorDictModule(Head(), in_keys=["observation"], out_keys=["action", "sample_log_prob"])
+    (batch,) = list(torchpool.stream("CartPole-v1", module, num_envs=2, frames_per_batch=6, total_frames=6))
+    assert torch.equal(batch["action"], (batch["observation"][..., 2] > 0).long())
+    assert torch.equal(batch["sample_log_prob"], batch["observation"][..., :1])
+
+
+def test_a_held_batch_is_not_overwritten():
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=8, total_frames=40)
+    kept, copies = [], []
+    for batch in stream:
+        kept.append(batch)
+        copies.append(batch.clone())
+    for batch, copy in zip(kept, copies):
+        assert (batch == copy).all()
+    assert len({batch["observation"].data_ptr() for batch in kept}) == 5
+
+
+def test_works_through_a_dataloader():
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=16, total_frames=48)
+    loader = torch.utils.data.DataLoader(stream, batch_size=None, collate_fn=lambda batch: batch)
+    batches = list(loader)
+    assert len(batches) == 3 and all(batch.batch_size == torch.Size([4, 4]) for batch in batches)
+
+
+def test_torchrl_gae_runs_on_a_batch():
+    pytest.importorskip("torchrl")
+    from tensordict.nn import TensorDictModule
+    from torchrl.objectives.value import GAE
+
+    value = TensorDictModule(torch.nn.Linear(4, 1), in_keys=["observation"], out_keys=["state_value"])
+    (batch,) = list(torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=64, total_frames=64))
+    with torch.no_grad():
+        batch = GAE(gamma=0.99, lmbda=0.95, value_network=value)(batch)
+    assert batch["advantage"].shape == (4, 16, 1) and torch.isfinite(batch["advantage"]).all()
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(frames_per_batch=10), ValueError, "frames_per_batch must be a positive multiple of num_envs=4"),
+    (dict(frames_per_batch=8, total_frames=0), ValueError, "total_frames must be a positive int"),
+    (dict(frames_per_batch=9, num_envs=3, split_envs=True), ValueError, "split_envs needs an even num_envs"),
+])
+def test_bad_arguments(kwargs, error, message):
+    kwargs.setdefault("num_envs", 4)
+    with pytest.raises(error, match=message):
+        torchpool.stream("CartPole-v1", lean_right, **kwargs)
+
+
+def test_an_async_pool_is_refused():
+    with torchpool.make("CartPole-v1", num_envs=4, batch_size=2) as pool:
+        with pytest.raises(ValueError, match="needs a sync pool"):
+            torchpool.stream(pool, lean_right, frames_per_batch=8)
+
+
+@pytest.mark.cuda
+def test_cuda_batches_equal_cpu_batches():
+    def run(device):
+        def policy(observation):
+            return lean_right(observation.to(device))
+        stream = torchpool.stream("CartPole-v1", policy, num_envs=8, frames_per_batch=64, total_frames=256,
+                                  device=device, seed=1)
+        return [batch.to("cpu").clone() for batch in stream]
+
+    for cpu, gpu in zip(run("cpu"), run("cuda")):
+        assert (cpu == gpu).all()
+
+
+@pytest.mark.cuda
+def test_cuda_batches_live_on_the_gpu_and_actions_return_through_pinned_memory():
+    stream = torchpool.stream("Pendulum-v1", lambda obs: torch.zeros(obs.shape[0], 1, device=obs.device),
+                              num_envs=8, frames_per_batch=64, total_frames=64, device="cuda")
+    (batch,) = list(stream)
+    assert batch.device.type == "cuda" and batch["observation"].is_cuda
