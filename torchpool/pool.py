@@ -223,9 +223,7 @@ class Pool:
             raise RuntimeError("the pool is closed")
         if self._rows_sent != self._rows_received:
             raise RuntimeError("step() needs every env idle, but some are in flight; recv() them first")
-        if (action.__class__ is not torch.Tensor or action.shape != self._full_action_shape
-                or action.dtype not in self._action_dtypes or not action.is_cpu or not action.is_contiguous()):
-            action = self._coerce_action(action, self.num_envs)
+        action = self._full_action(action)
         block = (self._rows_received // self.batch_size) % len(self._blocks)
         if self._handed_out[block]:
             self._reclaim(block)
@@ -247,10 +245,11 @@ class Pool:
         """Queues one action per env in ``env_id`` (default: all) and returns at once."""
         core = self._live_core()
         ids = self._env_ids(env_id)
-        action = self._coerce_action(action, len(ids))
-        self._prepare_rows(len(ids))
-        core.send(action.data_ptr(), _CODES[action.dtype], ids.data_ptr(), len(ids))
-        self._rows_sent += len(ids)
+        count = ids.shape[0]  # not len(): Tensor.__len__ costs a microsecond
+        action = self._full_action(action) if env_id is None else self._coerce_action(action, count)
+        self._prepare_rows(count)
+        core.send(action.data_ptr(), _CODES[action.dtype], ids.data_ptr(), count)
+        self._rows_sent += count
 
     def recv(self) -> TensorDict:
         """Waits for the next ``batch_size`` results and returns them (with ``env_id``)."""
@@ -378,6 +377,14 @@ class Pool:
         if bool((seeds < 0).any()):
             raise ValueError("seeds must be non-negative")
         return seeds.to(torch.int64).contiguous()
+
+    def _full_action(self, action: Any) -> torch.Tensor:
+        # The hot path: a CPU tensor of the right shape and dtype passes with
+        # attribute checks only.
+        if (action.__class__ is not torch.Tensor or action.shape != self._full_action_shape
+                or action.dtype not in self._action_dtypes or not action.is_cpu or not action.is_contiguous()):
+            return self._coerce_action(action, self.num_envs)
+        return action
 
     def _coerce_action(self, action: Any, count: int) -> torch.Tensor:
         if not isinstance(action, torch.Tensor):

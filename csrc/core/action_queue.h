@@ -39,8 +39,9 @@ class ActionQueue {
 
   size_t capacity() const { return capacity_; }
 
-  // Producer only. Pushes `count` ids as items of at most `chunk` ids each.
-  void push(Op op, const int32_t* ids, uint32_t count, uint32_t chunk, uint32_t position = 0) {
+  // Producer only. Pushes `count` ids as items of at most `chunk` ids each;
+  // `wake` as in Semaphore::release.
+  void push(Op op, const int32_t* ids, uint32_t count, uint32_t chunk, uint32_t position, bool wake) {
     uint64_t tail = item_tail_.load(std::memory_order_relaxed);
     int32_t pushed = 0;
     for (uint32_t start = 0; start < count; start += chunk) {
@@ -57,7 +58,7 @@ class ActionQueue {
     }
     // release: a consumer that sees this tail also sees the items and ids above.
     item_tail_.store(tail, std::memory_order_release);
-    available_.release(pushed);
+    available_.release(pushed, wake);
   }
 
   // Any thread, after a successful acquire on available(). Claims the next item.

@@ -59,11 +59,14 @@ struct SpinPolicy {
 // wake-up syscall when nobody sleeps, so the fast path is two atomics.
 class Semaphore {
  public:
-  void release(int32_t n) {
+  // wake=false leaves sleeping waiters asleep (spinning ones still see the
+  // units): for work so cheap that a wake-up would cost more than doing it,
+  // provided someone else (the caller) is sure to acquire the units.
+  void release(int32_t n, bool wake = true) {
     // seq_cst pairs with the seq_cst increment of sleepers_ in acquire(): either
     // the releaser sees the sleeper, or the sleeper sees the new count.
     count_.fetch_add(n, std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) wake_sleepers(count_, n);
+    if (wake && sleepers_.load(std::memory_order_seq_cst) > 0) wake_sleepers(count_, n);
   }
 
   bool try_acquire() {

@@ -1,0 +1,227 @@
+"""How fast does `torchpool.stream` feed a training loop on the CPU?
+
+Question: frames/s of rollout collection with a small MLP policy on CartPole-v1,
+for torchpool.stream next to the loops users would otherwise write:
+  * a CleanRL-style loop over EnvPool (torch.from_numpy each step, rollout
+    tensors filled in place, as in CleanRL's ppo_atari_envpool.py);
+  * torchrl's Collector over torchpool.TorchPoolEnv (when torchrl is installed);
+  * torchrl's Collector over ParallelEnv of GymEnv (when torchrl is installed);
+and, with a trivial policy, the stream's frames/s as a share of the bare
+Pool's steps/s (the stream's own overhead).
+
+Every system collects the same number of frames per measurement; measurements
+alternate between systems over --repeats rounds; medians are reported.
+
+    python benchmarks/stream.py            # full run: table + RESULTS.md section + stream.png
+    python benchmarks/stream.py --quick    # smoke test, prints only
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+import torchpool
+from torchpool.bench import envpool_available
+
+HERE = Path(__file__).resolve().parent
+ENV_ID = "CartPole-v1"
+
+
+class MLPPolicy(torch.nn.Module):
+    """4 -> 64 -> 64 -> 2 logits, actions sampled like CleanRL's agent."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64),
+                                       torch.nn.Tanh(), torch.nn.Linear(64, 2))
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        return torch.distributions.Categorical(logits=self.net(observation)).sample()
+
+
+def run_stream(num_envs: int, frames: int, steps_per_batch: int, policy, split_envs: bool) -> float:
+    stream = torchpool.stream(ENV_ID, policy, num_envs=num_envs, frames_per_batch=num_envs * steps_per_batch,
+                              total_frames=frames, split_envs=split_envs)
+    start = time.perf_counter()
+    for _ in stream:
+        pass
+    return frames / (time.perf_counter() - start)
+
+
+def run_cleanrl_envpool(num_envs: int, frames: int, steps_per_batch: int, policy) -> float:
+    import envpool
+
+    envs = envpool.make(ENV_ID, env_type="gymnasium", num_envs=num_envs)
+    obs_buffer = torch.zeros((steps_per_batch, num_envs, 4))
+    actions = torch.zeros((steps_per_batch, num_envs), dtype=torch.int64)
+    rewards = torch.zeros((steps_per_batch, num_envs))
+    dones = torch.zeros((steps_per_batch, num_envs))
+    next_obs = torch.from_numpy(envs.reset()[0])
+    start = time.perf_counter()
+    for _ in range(frames // (num_envs * steps_per_batch)):
+        for step in range(steps_per_batch):
+            obs_buffer[step] = next_obs
+            with torch.no_grad():
+                action = policy(next_obs)
+            actions[step] = action
+            observation, reward, terminated, truncated, _ = envs.step(action.numpy())
+            rewards[step] = torch.from_numpy(reward)
+            dones[step] = torch.from_numpy(terminated | truncated)
+            next_obs = torch.from_numpy(observation)
+    rate = frames / (time.perf_counter() - start)
+    envs.close()
+    return rate
+
+
+def run_torchrl_collector(make_env, num_envs: int, frames: int, steps_per_batch: int, policy) -> float:
+    from tensordict.nn import TensorDictModule
+    from torchrl.collectors import SyncDataCollector
+
+    module = TensorDictModule(policy, in_keys=["observation"], out_keys=["action"])
+    collector = SyncDataCollector(make_env, module, frames_per_batch=num_envs * steps_per_batch,
+                                  total_frames=frames)
+    start = time.perf_counter()
+    for _ in collector:
+        pass
+    rate = frames / (time.perf_counter() - start)
+    collector.shutdown()
+    return rate
+
+
+def run_bare_pool(num_envs: int, frames: int) -> float:
+    with torchpool.make(ENV_ID, num_envs=num_envs) as pool:
+        pool.reset()
+        action = torch.zeros(num_envs, dtype=torch.int64)
+        start = time.perf_counter()
+        for _ in range(frames // num_envs):
+            pool.step(action)
+        return frames / (time.perf_counter() - start)
+
+
+def torchrl_available() -> bool:
+    try:
+        import torchrl  # noqa: F401
+        from torchpool import TorchPoolEnv  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+def cases(args) -> list[tuple[str, int, callable]]:
+    """(system, num_envs, run() -> frames/s) for every measurement of one repeat."""
+    mlp = MLPPolicy()
+    zeros = lambda observation: torch.zeros(observation.shape[0], dtype=torch.int64)  # noqa: E731
+    T = args.steps_per_batch
+    out = []
+    for n in args.num_envs:
+        frames = args.frames // (n * T) * (n * T)
+        out.append(("stream, MLP", n, lambda n=n, f=frames: run_stream(n, f, T, mlp, split_envs=False)))
+        out.append(("stream split, MLP", n, lambda n=n, f=frames: run_stream(n, f, T, mlp, split_envs=True)))
+        if envpool_available():
+            out.append(("CleanRL loop over EnvPool, MLP", n,
+                        lambda n=n, f=frames: run_cleanrl_envpool(n, f, T, mlp)))
+        if torchrl_available() and not args.quick:
+            from torchrl.envs import GymEnv, ParallelEnv
+
+            out.append(("torchrl Collector(TorchPoolEnv), MLP", n, lambda n=n, f=frames: run_torchrl_collector(
+                lambda: torchpool.TorchPoolEnv(ENV_ID, n), n, f, T, mlp)))
+            out.append(("torchrl Collector(ParallelEnv), MLP", n, lambda n=n, f=frames: run_torchrl_collector(
+                lambda: ParallelEnv(n, lambda: GymEnv(ENV_ID)), n, f, T, mlp)))
+        out.append(("stream, trivial policy", n, lambda n=n, f=frames: run_stream(n, f, T, zeros, split_envs=False)))
+        out.append(("bare Pool.step", n, lambda n=n, f=frames: run_bare_pool(n, f)))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small repeat; print only, write nothing")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating repeats (median reported)")
+    parser.add_argument("--frames", type=int, default=100_000, help="frames per measurement")
+    parser.add_argument("--steps-per-batch", type=int, default=64, help="T of each [num_envs, T] batch")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[8, 64, 256], help="pool sizes")
+    args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.frames, args.num_envs = 1, 8192, [8]
+    torch.set_num_threads(1)  # the policy's matmuls stay on the calling thread for every system
+
+    from tqdm import tqdm
+
+    measurements = cases(args)
+    rates: dict[tuple[str, int], list[float]] = {}
+    with tqdm(total=len(measurements) * args.repeats, desc="stream benchmark", unit="run") as bar:
+        for repeat in range(args.repeats):
+            order = measurements if repeat % 2 == 0 else measurements[::-1]
+            for system, n, run in order:
+                bar.set_postfix_str(f"{system} n={n}")
+                rates.setdefault((system, n), []).append(run())
+                bar.update()
+
+    median = {key: statistics.median(values) for key, values in rates.items()}
+    lines = ["| system | num_envs | frames/s (= steps/s) | spread | vs CleanRL loop over EnvPool |",
+             "|---|---:|---:|---:|---:|"]
+    for (system, n), rate in median.items():
+        values = rates[(system, n)]
+        spread = (max(values) - min(values)) / rate
+        base = median.get(("CleanRL loop over EnvPool, MLP", n))
+        ratio = f"{rate / base:.2f}x" if base and "MLP" in system else "-"
+        lines.append(f"| {system} | {n} | {rate:,.0f} | {spread:.0%} | {ratio} |")
+    overhead = ["| num_envs | stream (trivial policy) / bare Pool.step |", "|---:|---:|"]
+    for n in args.num_envs:
+        overhead.append(f"| {n} | {median[('stream, trivial policy', n)] / median[('bare Pool.step', n)]:.0%} |")
+    table = "\n".join(lines) + "\n\n" + "\n".join(overhead)
+    print("\n" + table)
+    if args.quick:
+        return
+
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())
+    section = (
+        "## torchpool.stream: rollout collection on the CPU (`benchmarks/stream.py`)\n\n"
+        "How many frames/s does `torchpool.stream` collect with a small MLP policy (CartPole-v1), next to a "
+        "CleanRL-style loop over EnvPool and torchrl's Collector, and what does the stream itself cost?\n\n"
+        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
+        f"- Machine: {cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, torch {torch.__version__}\n"
+        f"- Settings: {args.repeats} alternating repeats, medians; {args.frames:,} frames per measurement; "
+        f"batches of [num_envs, {args.steps_per_batch}]; policy MLP 4-64-64-2 with Categorical sampling, "
+        "torch.set_num_threads(1); default threads for every pool; CartPole has no frame skip, so "
+        "frames/s = steps/s. `split` = two env groups stepped in turn (overlap).\n\n" + table + "\n")
+    path = HERE / "RESULTS.md"
+    text = path.read_text() if path.exists() else "# torchpool benchmark results\n"
+    begin, end = "<!-- stream:begin -->", "<!-- stream:end -->"
+    if begin in text:
+        text = text[:text.index(begin)] + begin + "\n" + section + end + text[text.index(end) + len(end):]
+    else:
+        text += f"\n{begin}\n{section}{end}\n"
+    path.write_text(text)
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems = list(dict.fromkeys(system for system, _ in median))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / len(systems)
+    for i, system in enumerate(systems):
+        xs = [j + i * width for j in range(len(args.num_envs))]
+        ax.bar(xs, [median.get((system, n), 0) for n in args.num_envs], width, label=system)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(args.num_envs))], [str(n) for n in args.num_envs])
+    ax.set_xlabel("num_envs")
+    ax.set_ylabel("frames/s (log)")
+    ax.set_yscale("log")
+    ax.set_title(f"CartPole-v1 rollout collection, median of {args.repeats}\n{cpu}, {os.cpu_count()} cores")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
+    fig.tight_layout()
+    fig.savefig(HERE / "stream.png", dpi=120)
+    print(f"wrote {path} and {HERE / 'stream.png'}")
+
+
+if __name__ == "__main__":
+    main()
