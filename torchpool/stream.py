@@ -176,6 +176,10 @@ class RolloutStream(IterableDataset):
         self._policy_outputs: list[dict[str, torch.Tensor]] | None = None
         self._out: HeldWatch | None = None
         self._copy_stream = torch.cuda.Stream(self.device) if self._cuda else None
+        # The policy's input for slot t of group g, made once: [group_size, *obs_shape] views.
+        self._observation_views = [
+            [[column[t, g] for g in range(G)] for t in range(T + 1)]
+            for column in (self._column(raw, "observation") for raw in self._raw)]
         for group, td in zip(groups, reset):
             group.t, group.slot_set, group.batches_done = 0, 0, 0
             self._copy_block(group, td, self._raw[0][0, group.index], wait=True)
@@ -233,7 +237,7 @@ class RolloutStream(IterableDataset):
         """Computes the group's action for its current slot, files it and sends it."""
         tick = time.perf_counter()
         slot_set, t = group.slot_set, group.t
-        observation = self._column(self._raw[slot_set][t:t + 1, group.index:group.index + 1], "observation")[0, 0]
+        observation = self._observation_views[slot_set][t][group.index]
         with torch.no_grad():
             action, extras = self._call_policy(observation)
         outputs = {"action": action, **extras}

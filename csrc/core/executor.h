@@ -158,11 +158,15 @@ class Executor final : public ExecutorBase {
     raise_captured_errors();
   }
 
+  // State injection (parity tests): a family declares either a fixed
+  // `static constexpr int kStateSize` or, when the size depends on its Model
+  // (MuJoCo: nq + nv of the loaded XML), a `size_t state_size() const`.
   std::vector<double> get_state(size_t env_id) const override {
-    if constexpr (requires { Env::kStateSize; }) {
-      std::vector<double> state(Env::kStateSize);
+    if constexpr (kHasState) {
       check_state_access(env_id);
-      slots_[env_id]->env.get_state(state.data());
+      const Env& env = slots_[env_id]->env;
+      std::vector<double> state(state_size(env));
+      env.get_state(state.data());
       return state;
     } else {
       throw InputError("this env family does not support state injection");
@@ -170,11 +174,12 @@ class Executor final : public ExecutorBase {
   }
 
   void set_state(size_t env_id, const std::vector<double>& state) override {
-    if constexpr (requires { Env::kStateSize; }) {
-      if (state.size() != static_cast<size_t>(Env::kStateSize))
-        throw InputError("state must have " + std::to_string(Env::kStateSize) + " values");
+    if constexpr (kHasState) {
       check_state_access(env_id);
-      slots_[env_id]->env.set_state(state.data());
+      Env& env = slots_[env_id]->env;
+      if (state.size() != state_size(env))
+        throw InputError("state must have " + std::to_string(state_size(env)) + " values");
+      env.set_state(state.data());
     } else {
       throw InputError("this env family does not support state injection");
     }
@@ -187,10 +192,17 @@ class Executor final : public ExecutorBase {
   }
 
  private:
+  static constexpr bool kHasState = requires { Env::kStateSize; } || requires(const Env& env) { env.state_size(); };
+  static size_t state_size(const Env& env) {
+    if constexpr (requires { Env::kStateSize; }) return static_cast<size_t>(Env::kStateSize);
+    else return env.state_size();
+  }
+
   static constexpr size_t kMaxExtras = 16;
   // A work item should take about this long, so cheap envs run as tight loops.
   static constexpr double kItemTargetNs = 20000.0;
   static constexpr double kCallerMaxStepNs = 1e6;
+  static constexpr double kWakeWorthNs = 30000.0;
 
   struct Slot {
     Env env;
@@ -316,7 +328,13 @@ class Executor final : public ExecutorBase {
       push_ids_[i] = static_cast<int32_t>(ids[i]);
       in_flight_[ids[i]] = 1;
     }
-    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk_size(count)), position);
+    const size_t chunk = chunk_size(count);
+    // On VMs a wake-up (an inter-processor interrupt) costs tens of µs: items
+    // cheaper than that are left to spinning workers or to the caller, which
+    // runs them while it waits (only envs cheap enough for the caller qualify).
+    const bool wake = static_cast<double>(chunk) * spec_.step_cost_ns >= kWakeWorthNs ||
+                      spec_.step_cost_ns > kCallerMaxStepNs;
+    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk), position, wake);
   }
 
   // The caller runs queued items itself while it waits: for cheap envs that
@@ -433,7 +451,9 @@ class Executor final : public ExecutorBase {
         if (result.terminated || truncated) {
           if (options_.autoreset == Autoreset::kSameStep) {
             std::memcpy(field(kFinalObservation), field(kObservation), layout.row_bytes(kObservation));
-            StepOutput next(field(kObservation), spec_.observation.dtype, scratch_extras(slot).data());
+            // A named array: StepOutput keeps the pointer, so it must outlive the reset.
+            const std::array<uint8_t*, kMaxExtras> scratch = scratch_extras(slot);
+            StepOutput next(field(kObservation), spec_.observation.dtype, scratch.data());
             slot.env.reset(slot.rng, next);
             slot.episode_return = 0.0;
             slot.episode_length = 0;

@@ -75,11 +75,13 @@ struct EnvSpec {
 };
 
 // Task kwargs, already validated and completed with defaults by
-// torchpool/registry.py. Numbers and bools arrive as doubles.
+// torchpool/registry.py. Numbers and bools arrive as doubles; tuples and lists
+// of numbers (e.g. MuJoCo's healthy_z_range) as sequences of doubles.
 class Config {
  public:
   std::map<std::string, double> numbers;
   std::map<std::string, std::string> strings;
+  std::map<std::string, std::vector<double>> sequences;
 
   double number(const std::string& key) const {
     auto it = numbers.find(key);
@@ -93,6 +95,12 @@ class Config {
   const std::string& string(const std::string& key) const {
     auto it = strings.find(key);
     if (it == strings.end()) throw std::invalid_argument("missing task kwarg '" + key + "'");
+    return it->second;
+  }
+  bool has_string(const std::string& key) const { return strings.count(key) != 0; }
+  const std::vector<double>& sequence(const std::string& key) const {
+    auto it = sequences.find(key);
+    if (it == sequences.end()) throw std::invalid_argument("missing task kwarg '" + key + "'");
     return it->second;
   }
 };
