@@ -1,0 +1,82 @@
+"""Does torchpool.stream keep the GPU fed? Frames/s and where the time goes, on a CUDA machine.
+
+For CartPole-v1 and Pendulum-v1 at several num_envs, streams batches to
+device="cuda" with a small MLP policy on the GPU, with and without the two
+env groups (overlap), and reports frames/s plus stream.stats()'s split of
+the time (envs, policy, copies, consumer). The copy share shows how much of
+the host-to-device traffic stays off the critical path. Without a GPU it says
+so and exits 0.
+
+    python benchmarks/gpu_stream.py [--frames N] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+import torchpool
+
+
+def mlp(obs_size: int, out_size: int) -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(obs_size, 256), torch.nn.Tanh(),
+                               torch.nn.Linear(256, 256), torch.nn.Tanh(), torch.nn.Linear(256, out_size)).cuda()
+
+
+def measure(env_id: str, num_envs: int, split: bool, frames: int) -> dict:
+    discrete = env_id == "CartPole-v1"
+    net = mlp(4 if discrete else 3, 2 if discrete else 1)
+
+    def policy(observation):
+        out = net(observation)
+        return out.argmax(-1) if discrete else out.clamp(-2, 2)
+
+    steps = 64
+    stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * steps,
+                              total_frames=frames, device="cuda", split_envs=split)
+    start = time.perf_counter()
+    for batch in stream:
+        batch["next", "reward"].sum()  # a consumer that touches the batch on the GPU
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - start
+    stats = stream.stats()
+    return {"env_id": env_id, "num_envs": num_envs, "split_envs": split, "frames_per_s": frames / wall,
+            "seconds": stats["seconds"], "wall": wall}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=500_000, help="frames per measurement")
+    parser.add_argument("--repeats", type=int, default=3, help="alternating repeats (median reported)")
+    parser.add_argument("--out", default=None, help="also write the results as JSON here")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: nothing to measure (run this on a GPU machine)")
+        return
+    rows = {}
+    for repeat in range(args.repeats):
+        for env_id in ("CartPole-v1", "Pendulum-v1"):
+            for num_envs in (64, 256, 1024):
+                for split in (False, True):
+                    frames = args.frames // (num_envs * 64) * (num_envs * 64)
+                    rows.setdefault((env_id, num_envs, split), []).append(measure(env_id, num_envs, split, frames))
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    print(f"{'env':12s} {'num_envs':>8s} {'split':>6s} {'frames/s':>12s}  time split (envs/policy/copies/consumer)")
+    results = []
+    for (env_id, num_envs, split), runs in rows.items():
+        best = sorted(runs, key=lambda r: r["frames_per_s"])[len(runs) // 2]
+        share = {k: v / best["wall"] for k, v in best["seconds"].items()}
+        print(f"{env_id:12s} {num_envs:8d} {str(split):>6s} {statistics.median(r['frames_per_s'] for r in runs):12,.0f}  "
+              + " / ".join(f"{share[k]:.0%}" for k in ("envs", "policy", "copies", "consumer")))
+        results.append(best)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
