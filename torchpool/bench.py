@@ -54,8 +54,8 @@ def _time(call: Callable[[int], int], calls: int, warmup: int) -> tuple[float, f
 
 
 def run_torchpool(env_id: str, num_envs: int, calls: int, batch_size: int | None = None,
-                  num_threads: int | None = None, warmup: int = 50) -> Result:
-    pool = Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads)
+                  num_threads: int | None = None, warmup: int = 50, **make_kwargs) -> Result:
+    pool = Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, **make_kwargs)
     spec = pool.action_spec
     n = getattr(spec, "n", None)
     try:
