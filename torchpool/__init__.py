@@ -9,6 +9,7 @@ from .pool import Pool, make
 from .registry import list_envs
 # Eager: importing the submodule later would rebind `torchpool.stream` to it.
 from .stream import stream
+from . import gym as _gym  # registers "torchpool/<EnvId>" with Gymnasium
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,377 @@
+"""torchpool.envpool_compat against EnvPool's behaviour, and a CleanRL-style PPO loop on it.
+
+The PPO loop has the shape of CleanRL's ``ppo_atari_envpool.py``: the
+legacy-gym 4-tuple API, its ``RecordEpisodeStatistics(gym.Wrapper)`` reading
+``info["reward"]`` / ``info["lives"]``, the attributes it assigns after
+``make()``, and its episode reads (``info["r"]`` where ``done and lives == 0``).
+Only the ``envpool`` import is replaced. EnvPool itself (installed) is the
+reference for the info layout and the next-step autoreset.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import gym  # the legacy package CleanRL's EnvPool scripts import
+import gymnasium
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+from torch.distributions.categorical import Categorical
+
+import torchpool
+import torchpool.envpool_compat as envpool  # was: import envpool
+
+
+# ---- behaviour next to EnvPool's ----------------------------------------------------------
+
+
+def _real_envpool():
+    return pytest.importorskip("envpool", reason="EnvPool is the reference for these checks")
+
+
+def _first_done_then_next(env, num_envs: int, action: int) -> tuple[tuple, tuple, int]:
+    """Steps with a constant action until some env's episode ends; the step tuples at and after it."""
+    actions = np.full(num_envs, action, dtype=np.int64)
+    for _ in range(500):
+        at = env.step(actions)
+        terminated, truncated = at[2], at[3]
+        ended = np.flatnonzero(terminated | truncated)
+        if len(ended):
+            return at, env.step(actions), int(ended[0])
+    raise AssertionError("no episode ended in 500 steps")
+
+
+def test_cartpole_info_spaces_and_dtypes_match_envpool():
+    real = _real_envpool().make("CartPole-v1", env_type="gymnasium", num_envs=4, seed=0)
+    ours = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=4, seed=0)
+    try:
+        assert ours.observation_space == real.observation_space, (
+            f"observation_space: torchpool {ours.observation_space} EnvPool {real.observation_space}")
+        assert ours.action_space == real.action_space, (
+            f"action_space: torchpool {ours.action_space} EnvPool {real.action_space}")
+        for what, (ours_out, real_out) in {
+            "reset": (ours.reset(), real.reset()),
+            "step": (ours.step(np.ones(4, dtype=np.int64)), real.step(np.ones(4, dtype=np.int64))),
+        }.items():
+            assert len(ours_out) == len(real_out), f"{what}: {len(ours_out)} values, EnvPool gives {len(real_out)}"
+            for k, (a, b) in enumerate(zip(ours_out[:-1], real_out[:-1])):
+                assert (a.dtype, a.shape) == (b.dtype, b.shape), (
+                    f"{what} value {k}: torchpool {a.dtype}{a.shape} EnvPool {b.dtype}{b.shape}")
+            ours_info, real_info = ours_out[-1], real_out[-1]
+            missing = set(real_info) - set(ours_info)
+            assert not missing, f"{what} info lacks EnvPool's keys {sorted(missing)}"
+            for key in real_info:
+                if key == "players":
+                    assert np.array_equal(ours_info[key]["env_id"], real_info[key]["env_id"])
+                    continue
+                assert ours_info[key].dtype == real_info[key].dtype, (
+                    f"{what} info[{key!r}]: torchpool {ours_info[key].dtype} EnvPool {real_info[key].dtype}")
+                if key in ("env_id", "elapsed_step"):
+                    assert np.array_equal(ours_info[key], real_info[key]), (
+                        f"{what} info[{key!r}]: torchpool {ours_info[key]} EnvPool {real_info[key]}")
+    finally:
+        ours.close()
+        real.close()
+
+
+def test_next_step_autoreset_matches_envpool():
+    real = _real_envpool().make("CartPole-v1", env_type="gymnasium", num_envs=4, seed=3)
+    ours = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=4, seed=3)
+    try:
+        for name, env in (("EnvPool", real), ("torchpool", ours)):
+            env.reset()
+            at, after, i = _first_done_then_next(env, 4, action=1)
+            obs, reward, terminated, truncated, info = after
+            length = int(at[4]["elapsed_step"][i])
+            assert at[2][i] and 5 <= length < 100, f"{name}: env {i} fell after {length} steps"
+            # The step after an end resets: reward 0, not done, elapsed_step 0, a reset-range observation.
+            assert reward[i] == 0 and not terminated[i] and not truncated[i], (
+                f"{name}: the step after the end gave reward {reward[i]}, terminated {terminated[i]}, "
+                f"truncated {truncated[i]}")
+            assert info["elapsed_step"][i] == 0, f"{name}: elapsed_step {info['elapsed_step'][i]} after a reset"
+            assert np.all(np.abs(obs[i]) <= 0.05), f"{name}: {obs[i]} is not a CartPole reset state"
+    finally:
+        ours.close()
+        real.close()
+
+
+def test_legacy_gym_api():
+    envs = envpool.make("CartPole-v1", env_type="gym", num_envs=3, seed=0, max_episode_steps=4)
+    try:
+        assert isinstance(envs.action_space, gym.spaces.Discrete), type(envs.action_space)
+        assert isinstance(envs.observation_space, gym.spaces.Box), type(envs.observation_space)
+        assert envs.is_vector_env and envs.num_envs == 3 and len(envs) == 3
+        obs = envs.reset()
+        assert isinstance(obs, np.ndarray) and obs.shape == (3, 4), f"reset() gave {type(obs)}"
+        # 0, 1, 0, 1: balanced enough that no pole falls within the 4-step limit.
+        for t in range(4):
+            out = envs.step(np.full(3, t % 2))
+            assert len(out) == 4, f"step() gave {len(out)} values, the legacy gym API has 4"
+        obs, reward, done, info = out
+        assert done.all() and info["TimeLimit.truncated"].all(), (
+            f"at the 4-step limit: done {done}, TimeLimit.truncated {info['TimeLimit.truncated']}")
+        assert np.array_equal(info["elapsed_step"], [4, 4, 4]), info["elapsed_step"]
+        assert np.array_equal(info["terminated"], [0, 0, 0]), "a time limit is not a game over"
+        obs, info = envpool.make("CartPole-v1", env_type="gym", num_envs=2, gym_reset_return_info=True).reset()
+        assert obs.shape == (2, 4) and "env_id" in info
+    finally:
+        envs.close()
+
+
+def test_gymnasium_api_reports_terminated_and_truncated_apart():
+    envs = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=2, seed=0)
+    try:
+        obs, info = envs.reset()
+        at, _, i = _first_done_then_next(envs, 2, action=1)
+        obs, reward, terminated, truncated, info = at
+        assert terminated[i] and not truncated[i] and info["terminated"][i] == 1, (
+            f"a fallen pole: terminated {terminated[i]} truncated {truncated[i]} info {info['terminated'][i]}")
+        assert "TimeLimit.truncated" not in info, "the gymnasium API has no TimeLimit.truncated"
+        assert isinstance(envs.action_space, gymnasium.spaces.Discrete)
+    finally:
+        envs.close()
+
+
+def test_async_send_recv_tracks_each_env():
+    envs = envpool.make("CartPole-v1", env_type="gym", num_envs=8, batch_size=4, seed=0, num_threads=2)
+    try:
+        assert envs.is_async
+        envs.async_reset()
+        steps = np.zeros(8, dtype=np.int64)    # steps each env took in its current episode
+        seen_envs = set()
+        for _ in range(60):
+            obs, reward, done, info = envs.recv()
+            env_id = info["env_id"]
+            assert obs.shape == (4, 4) and env_id.dtype == np.int32 and len(set(env_id.tolist())) == 4
+            assert np.array_equal(info["elapsed_step"], steps[env_id]), (
+                f"envs {env_id}: elapsed_step {info['elapsed_step']}, sent {steps[env_id]} actions since reset")
+            steps[env_id] = np.where(done, 0, steps[env_id] + 1)
+            seen_envs.update(env_id.tolist())
+            envs.send(np.ones(4, dtype=np.int64), env_id)
+        assert seen_envs == set(range(8)), f"only envs {sorted(seen_envs)} came back"
+    finally:
+        envs.close()
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="env_type"):
+        envpool.make("CartPole-v1", env_type="dm")
+    with pytest.raises(ValueError, match="unknown env id"):
+        envpool.make("CartPol-v1", env_type="gym")
+    with pytest.raises(TypeError, match="unknown kwarg"):
+        envpool.make("CartPole-v1", env_type="gym", episodic_lif=True)
+
+
+# ---- a CleanRL-style PPO loop, unchanged but for the import ------------------------------------
+
+
+class RecordEpisodeStatistics(gym.Wrapper):
+    """CleanRL's envpool episode recorder: sums info["reward"], ends games where lives run out."""
+
+    def __init__(self, env, deque_size=100):
+        super().__init__(env)
+        self.num_envs = getattr(env, "num_envs", 1)
+        self.episode_returns = None
+        self.episode_lengths = None
+        # Does the env have lives? (CleanRL probes with one step.)
+        self.has_lives = False
+        env.reset()
+        info = env.step(np.zeros(self.num_envs, dtype=int))[-1]
+        if info["lives"].sum() > 0:
+            self.has_lives = True
+
+    def reset(self, **kwargs):
+        observations = super().reset(**kwargs)
+        self.episode_returns = np.zeros(self.num_envs, dtype=np.float32)
+        self.episode_lengths = np.zeros(self.num_envs, dtype=np.int32)
+        self.lives = np.zeros(self.num_envs, dtype=np.int32)
+        self.returned_episode_returns = np.zeros(self.num_envs, dtype=np.float32)
+        self.returned_episode_lengths = np.zeros(self.num_envs, dtype=np.int32)
+        return observations
+
+    def step(self, action):
+        observations, rewards, dones, infos = super().step(action)
+        self.episode_returns += infos["reward"]
+        self.episode_lengths += 1
+        self.returned_episode_returns[:] = self.episode_returns
+        self.returned_episode_lengths[:] = self.episode_lengths
+        all_lives_exhausted = infos["lives"] == 0
+        if self.has_lives:
+            self.episode_returns *= 1 - all_lives_exhausted
+            self.episode_lengths *= 1 - all_lives_exhausted
+        else:
+            self.episode_returns *= 1 - dones
+            self.episode_lengths *= 1 - dones
+        infos["r"] = self.returned_episode_returns
+        infos["l"] = self.returned_episode_lengths
+        return observations, rewards, dones, infos
+
+
+def _layer(layer: nn.Module, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Module:
+    torch.nn.init.orthogonal_(layer.weight, std)
+    torch.nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class MlpAgent(nn.Module):
+    """CleanRL's ppo.py agent, for vector observations."""
+
+    def __init__(self, envs):
+        super().__init__()
+        n_in = int(np.prod(envs.single_observation_space.shape))
+        self.critic = nn.Sequential(_layer(nn.Linear(n_in, 64)), nn.Tanh(), _layer(nn.Linear(64, 64)), nn.Tanh(),
+                                    _layer(nn.Linear(64, 1), std=1.0))
+        self.actor = nn.Sequential(_layer(nn.Linear(n_in, 64)), nn.Tanh(), _layer(nn.Linear(64, 64)), nn.Tanh(),
+                                   _layer(nn.Linear(64, envs.single_action_space.n), std=0.01))
+
+    def get_value(self, x):
+        return self.critic(x)
+
+    def get_action_and_value(self, x, action=None):
+        probs = Categorical(logits=self.actor(x))
+        if action is None:
+            action = probs.sample()
+        return action, probs.log_prob(action), probs.entropy(), self.critic(x)
+
+
+class CnnAgent(nn.Module):
+    """CleanRL's ppo_atari_envpool.py agent (Nature CNN on 4 stacked 84x84 frames)."""
+
+    def __init__(self, envs):
+        super().__init__()
+        self.network = nn.Sequential(
+            _layer(nn.Conv2d(4, 32, 8, stride=4)), nn.ReLU(), _layer(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
+            _layer(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(), nn.Flatten(), _layer(nn.Linear(64 * 7 * 7, 512)),
+            nn.ReLU())
+        self.actor = _layer(nn.Linear(512, envs.single_action_space.n), std=0.01)
+        self.critic = _layer(nn.Linear(512, 1), std=1)
+
+    def get_value(self, x):
+        return self.critic(self.network(x / 255.0))
+
+    def get_action_and_value(self, x, action=None):
+        hidden = self.network(x / 255.0)
+        probs = Categorical(logits=self.actor(hidden))
+        if action is None:
+            action = probs.sample()
+        return action, probs.log_prob(action), probs.entropy(), self.critic(hidden)
+
+
+def run_ppo(env_id: str, agent_class, num_updates: int, make_kwargs: dict, num_envs: int = 8, num_steps: int = 128,
+            learning_rate: float = 2.5e-3, seed: int = 1) -> list[float]:
+    """CleanRL's ppo_atari_envpool.py main loop (hyperparameters as arguments); returns the episodic returns."""
+    gamma, gae_lambda, num_minibatches, update_epochs = 0.99, 0.95, 4, 4
+    clip_coef, ent_coef, vf_coef, max_grad_norm = 0.2, 0.0, 0.5, 0.5
+    batch_size = num_envs * num_steps
+    minibatch_size = batch_size // num_minibatches
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    device = torch.device("cpu")
+
+    # env setup
+    envs = envpool.make(env_id, env_type="gym", num_envs=num_envs, seed=seed, **make_kwargs)
+    envs.num_envs = num_envs
+    envs.single_action_space = envs.action_space
+    envs.single_observation_space = envs.observation_space
+    envs = RecordEpisodeStatistics(envs)
+    assert isinstance(envs.action_space, gym.spaces.Discrete), "only discrete action space is supported"
+
+    agent = agent_class(envs).to(device)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=learning_rate, eps=1e-5)
+
+    obs = torch.zeros((num_steps, num_envs) + envs.single_observation_space.shape).to(device)
+    actions = torch.zeros((num_steps, num_envs) + envs.single_action_space.shape).to(device)
+    logprobs = torch.zeros((num_steps, num_envs)).to(device)
+    rewards = torch.zeros((num_steps, num_envs)).to(device)
+    dones = torch.zeros((num_steps, num_envs)).to(device)
+    values = torch.zeros((num_steps, num_envs)).to(device)
+    avg_returns = deque(maxlen=20)
+    episodic_returns = []
+
+    next_obs = torch.Tensor(envs.reset()).to(device)
+    next_done = torch.zeros(num_envs).to(device)
+    for update in range(1, num_updates + 1):
+        optimizer.param_groups[0]["lr"] = (1.0 - (update - 1.0) / num_updates) * learning_rate
+        for step in range(num_steps):
+            obs[step] = next_obs
+            dones[step] = next_done
+            with torch.no_grad():
+                action, logprob, _, value = agent.get_action_and_value(next_obs)
+                values[step] = value.flatten()
+            actions[step] = action
+            logprobs[step] = logprob
+
+            next_obs, reward, done, info = envs.step(action.cpu().numpy())
+            rewards[step] = torch.tensor(reward).to(device).view(-1)
+            next_obs, next_done = torch.Tensor(next_obs).to(device), torch.Tensor(done).to(device)
+            for idx, d in enumerate(done):
+                if d and info["lives"][idx] == 0:
+                    avg_returns.append(info["r"][idx])
+                    episodic_returns.append(float(info["r"][idx]))
+
+        with torch.no_grad():
+            next_value = agent.get_value(next_obs).reshape(1, -1)
+            advantages = torch.zeros_like(rewards).to(device)
+            lastgaelam = 0
+            for t in reversed(range(num_steps)):
+                if t == num_steps - 1:
+                    nextnonterminal, nextvalues = 1.0 - next_done, next_value
+                else:
+                    nextnonterminal, nextvalues = 1.0 - dones[t + 1], values[t + 1]
+                delta = rewards[t] + gamma * nextvalues * nextnonterminal - values[t]
+                advantages[t] = lastgaelam = delta + gamma * gae_lambda * nextnonterminal * lastgaelam
+            returns = advantages + values
+
+        b_obs = obs.reshape((-1,) + envs.single_observation_space.shape)
+        b_logprobs, b_actions = logprobs.reshape(-1), actions.reshape((-1,) + envs.single_action_space.shape)
+        b_advantages, b_returns, b_values = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
+        b_inds = np.arange(batch_size)
+        for epoch in range(update_epochs):
+            np.random.shuffle(b_inds)
+            for start in range(0, batch_size, minibatch_size):
+                mb_inds = b_inds[start:start + minibatch_size]
+                _, newlogprob, entropy, newvalue = agent.get_action_and_value(b_obs[mb_inds],
+                                                                              b_actions.long()[mb_inds])
+                ratio = (newlogprob - b_logprobs[mb_inds]).exp()
+                mb_advantages = b_advantages[mb_inds]
+                mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
+                pg_loss = torch.max(-mb_advantages * ratio,
+                                    -mb_advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()
+                newvalue = newvalue.view(-1)
+                v_clipped = b_values[mb_inds] + torch.clamp(newvalue - b_values[mb_inds], -clip_coef, clip_coef)
+                v_loss = 0.5 * torch.max((newvalue - b_returns[mb_inds]) ** 2,
+                                         (v_clipped - b_returns[mb_inds]) ** 2).mean()
+                loss = pg_loss - ent_coef * entropy.mean() + v_loss * vf_coef
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), max_grad_norm)
+                optimizer.step()
+    envs.close()
+    return episodic_returns
+
+
+def test_cleanrl_ppo_loop_learns_cartpole():
+    start = time.perf_counter()
+    returns = run_ppo("CartPole-v1", MlpAgent, num_updates=12, make_kwargs={})
+    elapsed = time.perf_counter() - start
+    first, last = np.mean(returns[:30]), np.mean(returns[-30:])
+    assert len(returns) > 60, f"only {len(returns)} episodes ended"
+    assert last > 100 and last > 3 * first, (
+        f"the return did not rise: first 30 episodes average {first:.1f}, last 30 {last:.1f} "
+        f"({len(returns)} episodes)")
+    assert elapsed < 60, f"the loop took {elapsed:.0f} s"
+
+
+def test_cleanrl_ppo_loop_runs_on_pong():
+    if "Pong-v5" not in torchpool.list_envs():
+        pytest.skip("torchpool has no Pong-v5 yet (the Atari family is not registered)")
+    # CleanRL's Atari settings; a few short updates check that the loop runs (no game ends that soon).
+    kwargs = {"episodic_life": True, "reward_clip": True}
+    probe = envpool.make("Pong-v5", env_type="gym", num_envs=2, **kwargs)
+    assert probe.observation_space.shape == (4, 84, 84) and probe.observation_space.dtype == np.uint8, (
+        f"EnvPool's Pong-v5 frames are uint8 (4, 84, 84), got {probe.observation_space}")
+    probe.close()
+    run_ppo("Pong-v5", CnnAgent, num_updates=3, num_steps=32, learning_rate=2.5e-4, make_kwargs=kwargs)

@@ -1,0 +1,268 @@
+"""EnvPool-style ``make()``: CleanRL-style EnvPool scripts run on torchpool by changing one import.
+
+    import torchpool.envpool_compat as envpool     # was: import envpool
+    envs = envpool.make("CartPole-v1", env_type="gym", num_envs=8, seed=1)
+    obs = envs.reset()                                             # float32[8, 4]
+    obs, reward, done, info = envs.step(actions)                   # legacy gym 4-tuple
+
+The returned object behaves as an EnvPool pool (``envpool/python/envpool.py``
+and ``gym_envpool.py`` of EnvPool 0.8, the API those scripts were written for):
+
+* ``env_type="gym"``: ``reset()`` returns the observations only (``(obs, info)``
+  with ``gym_reset_return_info=True``), ``step()`` the 4-tuple
+  ``(obs, reward, done, info)`` with ``info["TimeLimit.truncated"]``.
+  Spaces are ``gym.spaces`` when the legacy ``gym`` package is installed (so
+  a script's ``isinstance(envs.action_space, gym.spaces.Discrete)`` holds, as
+  with EnvPool), Gymnasium's otherwise.
+* ``env_type="gymnasium"``: ``reset()`` returns ``(obs, info)``, ``step()`` the
+  5-tuple ``(obs, reward, terminated, truncated, info)``.
+* next-step autoreset, as EnvPool: the step after an episode ends resets that
+  env, ignores its action, and returns reward 0 and ``elapsed_step`` 0.
+* ``send(action, env_id)`` / ``recv()`` / ``async_reset()`` for async pools
+  (``batch_size < num_envs``), and ``step(action, env_id)``.
+* ``observation_space`` / ``action_space`` are single-env spaces (EnvPool's
+  convention); ``single_*_space``, ``num_envs`` and ``is_vector_env`` are plain
+  attributes a script may overwrite, as CleanRL's scripts do.
+
+``info`` (all arrays ``[batch]``): ``env_id`` and ``elapsed_step`` (int32),
+``players = {"env_id": ...}``, as EnvPool gives for every task; and, for every
+family, the keys EnvPool's Atari tasks add and Atari scripts read: ``lives``
+(int32; 0 for families without lives), ``reward`` (float32, the unclipped
+reward) and ``terminated`` (int32, 1 where the game is over: terminated with
+no lives left). Giving these to every family is a superset of EnvPool that
+lets an Atari-shaped script (CleanRL's ``RecordEpisodeStatistics``) run on
+any task.
+
+Arrays are NumPy views of the pool's output ring: never copied, never
+overwritten while a script holds them (NOTE [Output ring reuse]).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Literal
+
+import gymnasium
+import numpy as np
+import torch
+from tensordict import TensorDict
+
+from .pool import Pool, make as _make_pool
+
+__all__ = ["make", "EnvPool"]
+
+# Keys every pool step has; other keys are family extras.
+_POOL_KEYS = frozenset({
+    "observation", "reward", "terminated", "truncated", "done", "env_id",
+    "episode_return", "episode_length", "final_observation",
+})
+# Extras that EnvPool exposes under other names (or that info derives itself).
+_RENAMED_EXTRAS = frozenset({"lives", "raw_reward"})
+
+
+def make(
+    task_id: str,
+    env_type: Literal["gym", "gymnasium"],
+    num_envs: int = 1,
+    batch_size: int | None = None,
+    seed: int = 42,
+    num_threads: int | None = None,
+    max_episode_steps: int | None = None,
+    thread_affinity_offset: int = -1,
+    gym_reset_return_info: bool = False,
+    max_num_players: int = 1,
+    **task_kwargs: Any,
+) -> "EnvPool":
+    """Makes an EnvPool-like vector env of ``task_id`` (a torchpool env id).
+
+    Arguments keep EnvPool's names and defaults: ``batch_size`` ``0``/``None``
+    is ``num_envs`` (sync), ``num_threads`` ``0``/``None`` picks a default,
+    ``seed=42`` seeds env ``i`` with ``seed + i``. Other keyword arguments are
+    the task's own (e.g. ``episodic_life``, ``reward_clip`` for Atari, if the
+    torchpool family takes them); unknown ones raise, naming the valid ones.
+    """
+    if env_type == "dm":
+        raise ValueError("env_type='dm' is not supported by torchpool.envpool_compat; use 'gym' or 'gymnasium'")
+    if env_type not in ("gym", "gymnasium"):
+        raise ValueError(f"env_type should be one of 'gym' or 'gymnasium', got {env_type!r}")
+    if max_num_players != 1:
+        raise ValueError(f"torchpool envs are single-player; max_num_players must be 1, got {max_num_players}")
+    pool = _make_pool(
+        task_id, num_envs=num_envs, batch_size=batch_size or None, num_threads=num_threads or None,
+        seed=seed, autoreset="next_step", max_episode_steps=max_episode_steps,
+        thread_affinity_offset=thread_affinity_offset, **task_kwargs)
+    return EnvPool(pool, env_type, gym_reset_return_info or env_type == "gymnasium", seed)
+
+
+def _gymnasium_space_to_gym(space: Any) -> Any:
+    """The legacy ``gym`` twin of a Box/Discrete space, or the space itself when ``gym`` is missing."""
+    try:
+        import gym
+    except ImportError:
+        return space
+    if hasattr(space, "n"):
+        return gym.spaces.Discrete(int(space.n))
+    return gym.spaces.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
+
+
+# A gymnasium.Env, as EnvPool's own classes are (gymnasium.Wrapper refuses anything
+# else); legacy gym.Wrapper takes any object.
+class EnvPool(gymnasium.Env):
+    """An EnvPool-compatible face of a next-step-autoreset :class:`torchpool.Pool`; see the module docstring.
+
+    Shapes, for a batch of ``B`` rows (``num_envs`` for ``step()``/``reset()``
+    on a sync pool, ``batch_size`` for ``recv()``): ``obs [B, *observation_space.shape]``
+    in its dtype, ``reward`` float32 ``[B]``, ``done``/``terminated``/
+    ``truncated`` bool ``[B]``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, pool: Pool, env_type: str, reset_return_info: bool, seed: int):
+        self._pool = pool
+        self.env_type = env_type
+        self._reset_return_info = reset_return_info
+        self._seed = seed
+        observation_space = pool.observation_spec.to_gymnasium()
+        action_space = pool.action_spec.to_gymnasium()
+        if env_type == "gym":
+            observation_space = _gymnasium_space_to_gym(observation_space)
+            action_space = _gymnasium_space_to_gym(action_space)
+        self.observation_space = observation_space
+        self.action_space = action_space
+        # Plain attributes: CleanRL's scripts assign all three after make().
+        self.single_observation_space = observation_space
+        self.single_action_space = action_space
+        self.num_envs = pool.num_envs
+        self.is_vector_env = True
+        self._action_dtype = torch.empty((), dtype=pool.action_spec.dtype).numpy().dtype
+        self._all_env_ids = np.arange(pool.num_envs, dtype=np.int32)
+
+    # ---- EnvPool API ------------------------------------------------------------
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """EnvPool's config dict: ``num_envs``, ``batch_size``, ``num_threads``, ``seed``, ``max_episode_steps``, task kwargs."""
+        pool = self._pool
+        return {"num_envs": pool.num_envs, "batch_size": pool.batch_size, "num_threads": pool.num_threads,
+                "max_num_players": 1, "seed": self._seed, "max_episode_steps": pool.max_episode_steps,
+                "gym_reset_return_info": self._reset_return_info, **pool.task_kwargs}
+
+    @property
+    def pool(self) -> Pool:
+        """The underlying :class:`torchpool.Pool` (next-step autoreset)."""
+        return self._pool
+
+    @property
+    def all_env_ids(self) -> np.ndarray:
+        """``arange(num_envs)`` as int32."""
+        return self._all_env_ids
+
+    @property
+    def is_async(self) -> bool:
+        return self._pool.is_async
+
+    def __len__(self) -> int:
+        return self._pool.num_envs
+
+    def reset(self, env_id: Any = None, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        """Resets ``env_id`` (default: all) and waits; ``obs`` (legacy gym) or ``(obs, info)``.
+
+        ``seed`` (an int: env ``i`` gets ``seed + i``) reseeds, where EnvPool
+        ignores it; ``options={"reset_mask": bool [num_envs]}`` picks the envs
+        as Gymnasium's vector envs do.
+        """
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if options:
+            raise ValueError(f"torchpool envs take no reset options but 'reset_mask', got {sorted(options)}")
+        if mask is not None:
+            if env_id is not None:
+                raise ValueError("Pass either env_id or options['reset_mask'], not both.")
+            env_id = np.flatnonzero(np.asarray(mask, dtype=bool))
+        td = self._pool.reset(seed=seed, env_ids=None if env_id is None else np.asarray(env_id, dtype=np.int64))
+        return self._to(td, reset=True, return_info=self._reset_return_info)
+
+    def step(self, action: Any, env_id: Any = None) -> tuple:
+        """``send(action, env_id)`` then ``recv()``: the 4-tuple (gym) or 5-tuple (gymnasium)."""
+        if env_id is None and not self._pool.is_async:
+            return self._to(self._pool.step(self._action(action)), reset=False, return_info=True)
+        self.send(action, env_id)
+        return self.recv()
+
+    def send(self, action: Any, env_id: Any = None) -> None:
+        """Queues one action per env in ``env_id`` (default: all) and returns at once."""
+        self._pool.send(self._action(action), None if env_id is None else np.asarray(env_id, dtype=np.int64))
+
+    def recv(self, reset: bool = False, return_info: bool = True) -> Any:
+        """The next ``batch_size`` results, in the step format (``reset=True``: the reset format)."""
+        return self._to(self._pool.recv(), reset=reset, return_info=return_info)
+
+    def async_reset(self) -> None:
+        """Starts a reset of every env; ``recv()`` collects them (reward 0, not done)."""
+        self._pool.async_reset()
+
+    def seed(self, seed: Any = None) -> None:
+        warnings.warn("The `seed` function in envpool is abandoned. You can set seed by "
+                      "envpool.make(..., seed=seed) instead.", stacklevel=2)
+
+    def close(self, **kwargs: Any) -> None:
+        self._pool.close()
+
+    def xla(self) -> None:
+        raise RuntimeError("XLA is not supported by torchpool.envpool_compat")
+
+    def __repr__(self) -> str:
+        config = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
+        return f"{type(self).__name__}({self._pool.env_id!r}, env_type={self.env_type!r}, {config})"
+
+    __str__ = __repr__
+
+    # ---- internals ------------------------------------------------------------
+
+    def _action(self, action: Any) -> Any:
+        # EnvPool casts NumPy actions to the action dtype (CleanRL sends int64
+        # or float32 arrays); torch tensors go to the pool as they are.
+        if isinstance(action, np.ndarray) and action.dtype != self._action_dtype:
+            return action.astype(self._action_dtype)
+        return action
+
+    def _info(self, td: TensorDict) -> dict[str, Any]:
+        env_id = td["env_id"].numpy().astype(np.int32)
+        info: dict[str, Any] = {
+            "env_id": env_id,
+            "players": {"env_id": env_id},
+            "elapsed_step": td["episode_length"].numpy().astype(np.int32),
+        }
+        keys = set(td.keys())
+        terminated = td["terminated"].numpy()
+        if "lives" in keys:
+            lives = td["lives"].numpy().astype(np.int32)
+            game_over = terminated & (lives == 0)
+        else:
+            lives = np.zeros(len(env_id), dtype=np.int32)
+            game_over = terminated
+        info["lives"] = lives
+        info["reward"] = td["raw_reward" if "raw_reward" in keys else "reward"].numpy()
+        info["terminated"] = game_over.astype(np.int32)
+        for key in keys - _POOL_KEYS - _RENAMED_EXTRAS:
+            info[key] = td[key].numpy()
+        return info
+
+    def _to(self, td: TensorDict, reset: bool, return_info: bool) -> Any:
+        """A pool batch in EnvPool's return format (``_to_gym`` / ``_to_gymnasium``)."""
+        obs = td["observation"].numpy()
+        if reset and not return_info:
+            return obs
+        info = self._info(td)
+        if reset:
+            return obs, info
+        reward = td["reward"].numpy()
+        terminated = td["terminated"].numpy()
+        truncated = td["truncated"].numpy()
+        if self.env_type == "gymnasium":
+            return obs, reward, terminated, truncated, info
+        # gym < 0.26's TimeLimit: truncated only where the time limit ended an
+        # episode that did not also terminate (no value bootstrap otherwise).
+        info["TimeLimit.truncated"] = truncated & ~terminated
+        return obs, reward, td["done"].numpy(), info

@@ -1,0 +1,173 @@
+"""rl_games vec-env ``TORCHPOOL`` and env config ``torchpool``: rl_games trains on a torchpool Pool.
+
+    import torchpool.rl_games
+    torchpool.rl_games.register()       # before rl_games builds its agent
+
+    # rl_games YAML (examples/rl_games/):
+    params:
+      config:
+        env_name: torchpool
+        device: cuda:0
+        env_config: {env_id: CartPole-v1, device: cuda:0, num_threads: 4}
+
+``env_config`` holds ``env_id``, ``device`` (where observations, rewards,
+dones and ``time_outs`` are put; default ``cuda:0`` when CUDA is available,
+else ``cpu``: keep it equal to ``config.device``, which rl_games does not pass
+to vec-envs) and any other ``torchpool.make`` argument (``seed`` is filled in
+by rl_games' runner; ``num_envs`` comes from ``config.num_actors``).
+
+The pool runs sync with same-step autoreset, the convention of rl_games'
+GPU envs (Isaac Gym, Brax): a done row's observation is the first of the next
+episode. Each ``step`` returns torch tensors on ``device``: observations
+``[num_actors, *obs_shape]``, rewards float32 ``[num_actors]``, dones bool
+``[num_actors]``, and ``infos`` with
+
+* ``time_outs`` (bool ``[num_actors]`` on ``device``): truncated by the time
+  limit and not terminated; rl_games bootstraps the value there
+  (``value_bootstrap: True``);
+* ``scores`` (float64 NumPy ``[num_actors]``): the unclipped return of the
+  game so far, its total on the step the game ends (what rl_games'
+  ``DefaultAlgoObserver`` logs as ``scores/mean``);
+* ``lives`` (int NumPy ``[num_actors]``), only for families with lives: the
+  observer then counts a game as over where ``lives == 0``.
+
+``scores`` and ``lives`` stay NumPy because the observer reads them with NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from .pool import Pool, make
+
+__all__ = ["register", "RlGamesVecEnv", "ENV_NAME", "VECENV_TYPE"]
+
+ENV_NAME = "torchpool"      # config.env_name
+VECENV_TYPE = "TORCHPOOL"   # rl_games' vecenv_type
+
+
+def _default_device() -> str:
+    # rl_games' own default for config.device is "cuda:0".
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+class RlGamesVecEnv:
+    """rl_games' ``IVecEnv`` interface over a sync, same-step-autoreset :class:`torchpool.Pool`.
+
+    Args:
+        config_name: the rl_games env name (``"torchpool"``); unused.
+        num_actors: how many envs (rl_games' ``num_actors``).
+        env_id: a torchpool env id.
+        device: where step outputs go (see the module docstring).
+        **make_kwargs: other ``torchpool.make`` arguments (``seed``,
+            ``num_threads``, ``max_episode_steps``, task kwargs).
+    """
+
+    def __init__(self, config_name: str, num_actors: int, env_id: str, device: str | torch.device | None = None,
+                 **make_kwargs: Any):
+        for name, required in (("autoreset", "same_step"), ("batch_size", num_actors)):
+            if make_kwargs.get(name, required) != required:
+                raise ValueError(f"rl_games steps every env at once with same-step autoreset: "
+                                 f"{name} must be {required!r}, got {make_kwargs[name]!r}")
+            make_kwargs.pop(name, None)
+        self._pool: Pool = make(env_id, num_envs=num_actors, autoreset="same_step", **make_kwargs)
+        self.env_id = env_id
+        self.num_actors = num_actors
+        self.device = torch.device(device if device is not None else _default_device())
+        self.observation_space = self._pool.observation_spec.to_gymnasium()
+        self.action_space = self._pool.action_spec.to_gymnasium()
+        self._scores = np.zeros(num_actors, dtype=np.float64)  # unclipped return of each running game
+        self._next_seed: int | None = None
+
+    @property
+    def pool(self) -> Pool:
+        """The underlying :class:`torchpool.Pool`."""
+        return self._pool
+
+    # ---- IVecEnv ----------------------------------------------------------------
+
+    def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        """``actions`` ``[num_actors, *action_shape]`` (torch on any device, or NumPy) ->
+        ``(obs, rewards, dones, infos)``; see the module docstring."""
+        td = self._pool.step(actions)
+        keys = td.keys()
+        terminated, truncated, done = td["terminated"], td["truncated"], td["done"]
+
+        unclipped = td["raw_reward"] if "raw_reward" in keys else td["reward"]
+        self._scores += unclipped.numpy()
+        scores = self._scores.copy()
+        infos: dict[str, Any] = {"time_outs": self._to_device(truncated & ~terminated), "scores": scores}
+        if "lives" in keys:
+            lives = td["lives"].numpy()
+            # A game ends when the last life is lost or the time limit cuts it;
+            # with episodic life an episode (a life) can end before the game.
+            game_over = done.numpy() & ((lives == 0) | truncated.numpy())
+            infos["lives"] = lives.copy()
+        else:
+            game_over = done.numpy()
+        self._scores[game_over] = 0.0
+        return (self._to_device(td["observation"]), self._to_device(td["reward"]), self._to_device(done), infos)
+
+    def reset(self) -> torch.Tensor:
+        """Resets every env; observations ``[num_actors, *obs_shape]`` on ``device``."""
+        td = self._pool.reset(seed=self._next_seed)
+        self._next_seed = None
+        self._scores[:] = 0.0
+        return self._to_device(td["observation"])
+
+    def seed(self, seed: int) -> None:
+        """Reseeds at the next ``reset()``: env ``i`` gets ``seed + i``."""
+        self._next_seed = int(seed)
+
+    def get_number_of_agents(self) -> int:
+        return 1
+
+    def get_env_info(self) -> dict[str, Any]:
+        """The single-env spaces rl_games builds its networks from."""
+        return {"observation_space": self.observation_space, "action_space": self.action_space,
+                "agents": 1, "value_size": 1}
+
+    def has_action_masks(self) -> bool:
+        return False
+
+    def set_train_info(self, env_frames: int, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def get_env_state(self) -> None:
+        return None
+
+    def set_env_state(self, env_state: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # ---- internals --------------------------------------------------------------
+
+    def _to_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        if tensor.device == self.device:
+            return tensor  # zero-copy view of the pool's output (never overwritten while held)
+        # Blocking: the source is a ring block the pool writes again a few
+        # steps later, which an asynchronous copy could still be reading.
+        return tensor.to(self.device)
+
+
+def _create_vec_env(config_name: str, num_actors: int, **env_config: Any) -> RlGamesVecEnv:
+    return RlGamesVecEnv(config_name, num_actors, **env_config)
+
+
+def _create_env(**env_config: Any) -> RlGamesVecEnv:
+    # rl_games' players build their env with env_creator(**env_config); it is
+    # batched like the training one, num_actors (default 1) envs wide.
+    return RlGamesVecEnv(ENV_NAME, env_config.pop("num_actors", 1), **env_config)
+
+
+def register() -> None:
+    """Registers the vec-env type ``TORCHPOOL`` and the env config ``torchpool`` with rl_games; idempotent."""
+    from rl_games.common import env_configurations, vecenv
+
+    vecenv.register(VECENV_TYPE, _create_vec_env)
+    env_configurations.register(ENV_NAME, {"vecenv_type": VECENV_TYPE, "env_creator": _create_env})
