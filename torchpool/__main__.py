@@ -1,5 +1,6 @@
-"""Command line: ``python -m torchpool {list,bench,demo}``.
+"""Command line: ``python -m torchpool {train,list,bench,demo}``.
 
+    python -m torchpool train CartPole-v1         # PPO with the tuned recipe: curve PNG + weights in runs/
     python -m torchpool list                      # every env id
     python -m torchpool bench CartPole-v1         # side-by-side steps/s table
     python -m torchpool demo CartPole-v1          # step a pool and print episode returns
@@ -72,9 +73,40 @@ def _demo(args: argparse.Namespace) -> None:
               f"mean return {sum(returns) / max(len(returns), 1):.1f}")
 
 
+def _train(args: argparse.Namespace) -> None:
+    from .train.ppo import RECIPES, Args, train
+
+    settings = dict(RECIPES.get(args.env_id, {}))
+    for name in ("total_frames", "num_envs", "device", "seed", "out_dir", "target_return"):
+        value = getattr(args, name)
+        if value is not None:
+            settings[name] = value
+    if args.no_early_stop:
+        settings["target_return"] = None
+    result = train(Args(env_id=args.env_id, **settings))
+    stem = f"{result['args']['out_dir']}/ppo_{args.env_id}"
+    print(f"{args.env_id}: mean return {result['final_mean_return']:.1f} (last 20 episodes) after "
+          f"{result['frames']:,} frames in {result['wall_seconds']:.1f} s ({result['frames_per_s']:,.0f} frames/s)")
+    if result["seconds_to_target"] is not None:
+        print(f"reached the target {result['target_return']} in {result['seconds_to_target']:.1f} s")
+    print(f"saved {stem}.png (learning curve), {stem}.pt (weights), {stem}.json")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torchpool", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    train_parser = commands.add_parser("train", help="train PPO on torchpool.stream with the tuned recipe")
+    train_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
+    train_parser.add_argument("--total-frames", type=int, default=None, help="env steps at most (recipe's default)")
+    train_parser.add_argument("--num-envs", type=int, default=None, help="envs in parallel (recipe's default)")
+    train_parser.add_argument("--device", default=None, help="cpu (default) or cuda")
+    train_parser.add_argument("--seed", type=int, default=None, help="seed (default 1)")
+    train_parser.add_argument("--target-return", type=float, default=None,
+                              help="stop once the mean of the last 20 returns reaches this (recipe's default)")
+    train_parser.add_argument("--no-early-stop", action="store_true", help="always run total_frames")
+    train_parser.add_argument("--out-dir", default=None, help="where outputs go (default runs/)")
+    train_parser.set_defaults(run=_train)
+
     commands.add_parser("list", help="list every env id and its task kwargs").set_defaults(run=_list)
 
     bench_parser = commands.add_parser("bench", help="steps/s of torchpool next to Gymnasium and EnvPool")

@@ -1,0 +1,1 @@
+"""Training recipes written against torchpool.stream (``python -m torchpool train``)."""

@@ -1,0 +1,263 @@
+"""PPO on torchpool.stream, in the spirit of CleanRL's ppo.py / ppo_continuous_action.py.
+
+One file, top to bottom: arguments, the agent, then the loop. Each batch from
+``torchpool.stream`` is ``[num_envs, num_steps]`` with torchrl's keys; GAE is
+computed on it with the true next observations (same-step autoreset), so
+time-limit truncations bootstrap from V(s') instead of pretending to be
+terminal.
+
+    python -m torchpool train CartPole-v1
+    python -m torchpool train Pendulum-v1 --total-frames 2000000
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.distributions import Categorical, Normal
+
+import torchpool
+
+
+@dataclass
+class Args:
+    env_id: str = "CartPole-v1"
+    """the env to train on"""
+    total_frames: int = 500_000
+    """env steps to collect at most"""
+    num_envs: int = 8
+    """envs stepped in parallel"""
+    num_steps: int = 128
+    """steps per env per batch (a batch is num_envs * num_steps frames)"""
+    learning_rate: float = 2.5e-4
+    """Adam's learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over total_frames"""
+    gamma: float = 0.99
+    """discount"""
+    gae_lambda: float = 0.95
+    """GAE's lambda"""
+    num_minibatches: int = 4
+    """minibatches per epoch"""
+    update_epochs: int = 4
+    """passes over each batch"""
+    clip_coef: float = 0.2
+    """PPO's ratio clip"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    norm_adv: bool = True
+    """normalise advantages per minibatch"""
+    reward_scale: float = 1.0
+    """rewards are multiplied by this before GAE (returns are logged unscaled)"""
+    hidden: int = 64
+    """width of the two hidden layers"""
+    seed: int = 1
+    """seeds torch and the envs"""
+    device: str = "cpu"
+    """where the policy, the batches and the update run"""
+    target_return: float | None = None
+    """stop once the mean return of the last 20 episodes reaches this"""
+    split_envs: bool = False
+    """two env groups for overlap (worth it for costly envs or a GPU policy)"""
+    out_dir: str = "runs"
+    """where the learning curve (PNG, JSON) and the weights go"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+# Tuned defaults per env; anything given on the command line wins.
+RECIPES: dict[str, dict] = {
+    "CartPole-v1": dict(total_frames=500_000, num_envs=8, num_steps=128, target_return=475.0),
+    "Acrobot-v1": dict(total_frames=500_000, num_envs=8, num_steps=128, target_return=-100.0),
+    "MountainCar-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=128, ent_coef=0.0),
+    "Pendulum-v1": dict(total_frames=2_000_000, num_envs=16, num_steps=256, learning_rate=1e-3,
+                        gamma=0.95, gae_lambda=0.9, update_epochs=10, num_minibatches=32, ent_coef=0.0,
+                        reward_scale=0.1, target_return=-200.0),
+    "MountainCarContinuous-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=256, ent_coef=0.0),
+}
+
+
+def layer(inputs: int, outputs: int, std: float = np.sqrt(2)) -> nn.Linear:
+    linear = nn.Linear(inputs, outputs)
+    nn.init.orthogonal_(linear.weight, std)
+    nn.init.constant_(linear.bias, 0.0)
+    return linear
+
+
+class Agent(nn.Module):
+    """CleanRL's MLP actor-critic: Categorical for discrete actions, a diagonal Gaussian otherwise."""
+
+    def __init__(self, obs_size: int, action_spec, hidden: int):
+        super().__init__()
+        self.discrete = hasattr(action_spec, "n")
+        out = action_spec.n if self.discrete else int(np.prod(action_spec.shape))
+        self.critic = nn.Sequential(layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
+                                    layer(hidden, 1, std=1.0))
+        self.actor = nn.Sequential(layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
+                                   layer(hidden, out, std=0.01))
+        if not self.discrete:
+            self.log_std = nn.Parameter(torch.zeros(out))
+            self.register_buffer("low", action_spec.low.float())
+            self.register_buffer("high", action_spec.high.float())
+
+    def distribution(self, observation: torch.Tensor):
+        logits = self.actor(observation)
+        if self.discrete:
+            return Categorical(logits=logits)
+        return Normal(logits, self.log_std.exp().expand_as(logits))
+
+    def log_prob(self, distribution, action: torch.Tensor) -> torch.Tensor:
+        log_prob = distribution.log_prob(action)
+        return log_prob if self.discrete else log_prob.sum(-1)
+
+    def entropy(self, distribution) -> torch.Tensor:
+        entropy = distribution.entropy()
+        return entropy if self.discrete else entropy.sum(-1)
+
+    def act(self, observation: torch.Tensor):
+        """The stream's policy: an action plus what PPO needs later, under the batch's keys."""
+        distribution = self.distribution(observation)
+        action = distribution.sample()
+        extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": self.critic(observation)}
+        # Continuous envs clip where their reference does; the log-prob stays that of the raw sample.
+        return action, extras
+
+
+def gae(batch, next_value: torch.Tensor, gamma: float, lam: float, reward_scale: float) -> torch.Tensor:
+    """Advantages [N, T] from a [N, T] batch; next_value is V(("next", "observation"))."""
+    reward = batch["next", "reward"].squeeze(-1) * reward_scale
+    terminated = batch["next", "terminated"].squeeze(-1).float()
+    done = batch["next", "done"].squeeze(-1).float()
+    value = batch["state_value"].squeeze(-1)
+    # Truncated steps bootstrap from the true next observation; only
+    # termination zeroes it. Episode ends (either) stop the recursion.
+    delta = reward + gamma * next_value * (1.0 - terminated) - value
+    advantage = torch.zeros_like(delta)
+    running = torch.zeros_like(delta[:, 0])
+    for t in reversed(range(delta.shape[1])):
+        running = delta[:, t] + gamma * lam * (1.0 - done[:, t]) * running
+        advantage[:, t] = running
+    return advantage
+
+
+def train(args: Args) -> dict:
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)  # small MLPs: extra intra-op threads only fight the env workers
+    device = torch.device(args.device)
+    with torchpool.make(args.env_id, num_envs=1) as probe:
+        obs_size = int(np.prod(probe.observation_spec.shape))
+        action_spec = probe.action_spec
+    agent = Agent(obs_size, action_spec, args.hidden).to(device)
+    optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    frames_per_batch = args.num_envs * args.num_steps
+    stream = torchpool.stream(args.env_id, agent.act, num_envs=args.num_envs, frames_per_batch=frames_per_batch,
+                              total_frames=args.total_frames, device=device, seed=args.seed,
+                              split_envs=args.split_envs)
+    recent = deque(maxlen=20)
+    curve: list[tuple[int, float, float]] = []  # (frames, seconds, mean return of the last 20 episodes)
+    start = time.perf_counter()
+    frames = 0
+    bar = None
+    if args.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=args.total_frames, unit="frame", desc=f"PPO {args.env_id}")
+    reached = None
+    for update, batch in enumerate(stream):
+        frames += frames_per_batch
+        done = batch["next", "done"].squeeze(-1)
+        recent.extend(batch["next", "episode_return"][done].tolist())
+        if recent:
+            curve.append((frames, time.perf_counter() - start, float(np.mean(recent))))
+        if args.anneal_lr:
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - frames / args.total_frames)
+
+        with torch.no_grad():
+            next_value = agent.critic(batch["next", "observation"]).squeeze(-1)
+            advantage = gae(batch, next_value, args.gamma, args.gae_lambda, args.reward_scale)
+            returns = advantage + batch["state_value"].squeeze(-1)
+        flat = {"observation": batch["observation"].reshape(frames_per_batch, -1),
+                "action": batch["action"].reshape(frames_per_batch, *batch["action"].shape[2:]),
+                "log_prob": batch["sample_log_prob"].reshape(-1), "advantage": advantage.reshape(-1),
+                "returns": returns.reshape(-1), "value": batch["state_value"].reshape(-1)}
+        minibatch = frames_per_batch // args.num_minibatches
+        for _ in range(args.update_epochs):
+            order = torch.randperm(frames_per_batch, device=device)
+            for first in range(0, frames_per_batch, minibatch):
+                index = order[first:first + minibatch]
+                distribution = agent.distribution(flat["observation"][index])
+                log_prob = agent.log_prob(distribution, flat["action"][index])
+                ratio = (log_prob - flat["log_prob"][index]).exp()
+                adv = flat["advantage"][index]
+                if args.norm_adv:
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                policy_loss = torch.max(-adv * ratio,
+                                        -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                value_loss = 0.5 * (agent.critic(flat["observation"][index]).squeeze(-1)
+                                    - flat["returns"][index]).pow(2).mean()
+                loss = policy_loss + args.vf_coef * value_loss - args.ent_coef * agent.entropy(distribution).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                optimizer.step()
+
+        if bar is not None:
+            bar.update(frames_per_batch)
+            if recent:
+                bar.set_postfix(mean_return=f"{np.mean(recent):.1f}", fps=f"{frames / (time.perf_counter() - start):,.0f}")
+        if (args.target_return is not None and len(recent) == recent.maxlen
+                and np.mean(recent) >= args.target_return):
+            reached = time.perf_counter() - start
+            break
+    wall = time.perf_counter() - start
+    if bar is not None:
+        bar.close()
+    del stream  # closes the pools
+    result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall,
+              "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
+              "target_return": args.target_return, "seconds_to_target": reached, "frames_per_s": frames / wall,
+              "curve": curve, "args": dataclasses.asdict(args)}
+    _save(agent, result, Path(args.out_dir))
+    return result
+
+
+def _save(agent: Agent, result: dict, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = out_dir / f"ppo_{result['env_id']}"
+    torch.save(agent.state_dict(), f"{stem}.pt")
+    Path(f"{stem}.json").write_text(json.dumps(result, indent=1))
+    if not result["curve"]:
+        return
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib is not installed: no learning-curve PNG (pip install matplotlib)")
+        return
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    frames, _, returns = zip(*result["curve"])
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.plot(frames, returns)
+    if result["target_return"] is not None:
+        ax.axhline(result["target_return"], color="gray", linestyle="--", label="target")
+        ax.legend()
+    ax.set_xlabel("frames")
+    ax.set_ylabel("mean return (last 20 episodes)")
+    ax.set_title(f"PPO on {result['env_id']}: {result['wall_seconds']:.0f} s, {result['frames_per_s']:,.0f} frames/s")
+    fig.tight_layout()
+    fig.savefig(f"{stem}.png", dpi=110)
+    plt.close(fig)
