@@ -27,7 +27,6 @@ import argparse
 import dataclasses
 import datetime
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -36,10 +35,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
 from tqdm import tqdm
 
-import torchpool
 from torchpool import bench
 
 ENV_IDS = ("CartPole-v1", "Pendulum-v1")
@@ -58,8 +55,6 @@ SYSTEMS = {  # (system, mode) -> label, in table and legend order
 # a few times that per worker before trying, and drop a size whose pilot is slower.
 GYM_ASYNC_MIB_PER_WORKER = 16
 GYM_ASYNC_PILOT_LIMIT_S = 60.0
-RESULTS_HEADER = ("# torchpool benchmark results\n\n"
-                  "Each section is written by one script in `benchmarks/`; rerun it to refresh its section.\n")
 BEGIN, END = "<!-- classic:begin -->", "<!-- classic:end -->"
 
 
@@ -176,22 +171,6 @@ def pilot_calls(case: Case) -> int:
     return max(5, 2000 // case.num_envs) if case.system.startswith("gymnasium") else 500
 
 
-def machine() -> dict[str, str]:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor() or "unknown CPU")
-    ram_gib = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
-    os_name = platform.platform()
-    if Path("/etc/os-release").exists():
-        release = dict(line.rstrip().split("=", 1) for line in open("/etc/os-release") if "=" in line)
-        os_name = f"{release.get('PRETTY_NAME', 'Linux').strip(chr(34))}, kernel {platform.release()}"
-    versions = {"Python": platform.python_version(), "torch": torch.__version__, "torchpool": torchpool.__version__}
-    for package in ("envpool", "gymnasium"):
-        try:
-            versions[package] = __import__(package).__version__
-        except Exception:
-            versions[package] = "not installed"
-    return {"cpu": cpu, "cores": str(os.cpu_count()), "ram": f"{ram_gib:.0f} GiB", "os": os_name,
-            "versions": ", ".join(f"{name} {version}" for name, version in versions.items())}
 
 
 def draw_plot(table: list[Row], info: dict[str, str], repeats: int, path: Path) -> None:
@@ -228,14 +207,6 @@ def draw_plot(table: list[Row], info: dict[str, str], repeats: int, path: Path) 
     plt.close(figure)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Puts section between this script's markers in RESULTS.md, leaving other sections alone."""
-    text = path.read_text() if path.exists() else RESULTS_HEADER
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
 
 
 if __name__ == "__main__":
@@ -323,11 +294,11 @@ if __name__ == "__main__":
         print("\n--quick: RESULTS.md and classic.png left untouched.")
         sys.exit(0)
 
-    info = machine()
+    info = bench.machine()
     args.output_dir.mkdir(parents=True, exist_ok=True)
     draw_plot(table, info, args.repeats, args.output_dir / "classic.png")
     command = " ".join(["python benchmarks/classic.py", *sys.argv[1:]])
-    write_section(args.output_dir / "RESULTS.md", "\n".join([
+    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
         BEGIN,
         "## Classic control: steps/s (`benchmarks/classic.py`)",
         "",
@@ -355,5 +326,5 @@ if __name__ == "__main__":
         *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
         "![classic control steps/s against num_envs](classic.png)",
         END,
-    ]))
+    ]), BEGIN, END)
     print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'classic.png'}")

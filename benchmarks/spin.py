@@ -13,14 +13,11 @@ torchpool/pool.py (DEFAULT_SPIN_POLLS) is chosen from this table.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
 
-import torch
-
+from torchpool import bench
 from torchpool.bench import run_torchpool
 from torchpool.pool import DEFAULT_SPIN_POLLS
 
@@ -54,21 +51,13 @@ def main() -> None:
     print(table)
     if args.quick:
         return
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())
-    section = ("## Spin before sleep (`benchmarks/spin.py`)\n\n"
+    info = bench.machine(())
+    section = ("<!-- spin:begin -->\n## Spin before sleep (`benchmarks/spin.py`)\n\n"
                "Env steps/s by `spin_polls`, sync unless a batch is given (async send/recv).\n\n"
-               f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {cpu}, {os.cpu_count()} cores; "
-               f"torch {torch.__version__}; {args.repeats} alternating repeats, {args.calls} calls each, medians; "
-               "default threads.\n\n" + table + "\n")
-    path = HERE / "RESULTS.md"
-    text = path.read_text()
-    begin, end = "<!-- spin:begin -->", "<!-- spin:end -->"
-    if begin in text:
-        text = text[:text.index(begin)] + begin + "\n" + section + end + text[text.index(end) + len(end):]
-    else:
-        text += f"\n{begin}\n{section}{end}\n"
-    path.write_text(text)
+               f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} "
+               f"cores; {info['versions']}; {args.repeats} alternating repeats, {args.calls} calls each, medians; "
+               "default threads.\n\n" + table + "\n<!-- spin:end -->")
+    bench.write_section(HERE / "RESULTS.md", section, "<!-- spin:begin -->", "<!-- spin:end -->")
 
 
 if __name__ == "__main__":

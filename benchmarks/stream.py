@@ -19,8 +19,6 @@ alternate between systems over --repeats rounds; medians are reported.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -28,6 +26,7 @@ from pathlib import Path
 import torch
 
 import torchpool
+from torchpool import bench
 from torchpool.bench import envpool_available
 
 HERE = Path(__file__).resolve().parent
@@ -180,26 +179,22 @@ def main() -> None:
     if args.quick:
         return
 
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())
+    info = bench.machine(("envpool", "torchrl"))
     section = (
+        "<!-- stream:begin -->\n"
         "## torchpool.stream: rollout collection on the CPU (`benchmarks/stream.py`)\n\n"
         "How many frames/s does `torchpool.stream` collect with a small MLP policy (CartPole-v1), next to a "
         "CleanRL-style loop over EnvPool and torchrl's Collector, and what does the stream itself cost?\n\n"
         f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
-        f"- Machine: {cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, torch {torch.__version__}\n"
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}\n"
+        f"- Software: {info['versions']}\n"
         f"- Settings: {args.repeats} alternating repeats, medians; {args.frames:,} frames per measurement; "
         f"batches of [num_envs, {args.steps_per_batch}]; policy MLP 4-64-64-2 with Categorical sampling, "
         "torch.set_num_threads(1); default threads for every pool; CartPole has no frame skip, so "
-        "frames/s = steps/s. `split` = two env groups stepped in turn (overlap).\n\n" + table + "\n")
+        "frames/s = steps/s. `split` = two env groups stepped in turn (overlap).\n\n" + table +
+        "\n\n![frames/s by system and num_envs](stream.png)\n<!-- stream:end -->")
     path = HERE / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# torchpool benchmark results\n"
-    begin, end = "<!-- stream:begin -->", "<!-- stream:end -->"
-    if begin in text:
-        text = text[:text.index(begin)] + begin + "\n" + section + end + text[text.index(end) + len(end):]
-    else:
-        text += f"\n{begin}\n{section}{end}\n"
-    path.write_text(text)
+    bench.write_section(path, section, "<!-- stream:begin -->", "<!-- stream:end -->")
 
     import matplotlib
 
@@ -216,7 +211,7 @@ def main() -> None:
     ax.set_xlabel("num_envs")
     ax.set_ylabel("frames/s (log)")
     ax.set_yscale("log")
-    ax.set_title(f"CartPole-v1 rollout collection, median of {args.repeats}\n{cpu}, {os.cpu_count()} cores")
+    ax.set_title(f"CartPole-v1 rollout collection, median of {args.repeats}\n{info['cpu']}, {info['cores']} cores")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
     fig.tight_layout()
     fig.savefig(HERE / "stream.png", dpi=120)

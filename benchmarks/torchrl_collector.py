@@ -38,12 +38,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-# Python puts this script's folder first on sys.path, where a sibling script
-# (benchmarks/mujoco.py) would shadow the package of that name for torchrl's
-# imports. Last, the folder still serves `import classic` below.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    sys.path.append(sys.path.pop(0))
-
 import torch
 from torch import nn
 
@@ -58,8 +52,6 @@ ENVS = {
 NUM_ENVS = (4, 16, 64)
 SYSTEMS = ("TorchPoolEnv", "ParallelEnv", "SerialEnv")  # table and legend order
 BEGIN, END = "<!-- torchrl:begin -->", "<!-- torchrl:end -->"
-RESULTS_HEADER = ("# torchpool benchmark results\n\n"
-                  "Each section is written by one script in `benchmarks/`; rerun it to refresh its section.\n")
 
 
 def parse_args() -> argparse.Namespace:
@@ -217,19 +209,6 @@ def summarize(measurements: dict[Case, list[Measurement]]) -> list[Row]:
     return sorted(rows.values(), key=lambda r: (r.case.env_id, r.case.num_envs, SYSTEMS.index(r.case.system)))
 
 
-def machine() -> dict[str, str]:
-    """classic.py's machine description, plus the torchrl stack's versions."""
-    from classic import machine as classic_machine  # benchmarks/ is on sys.path when this script runs
-
-    info = classic_machine()
-    versions = []
-    for package in ("torchrl", "tensordict"):
-        try:
-            versions.append(f"{package} {__import__(package).__version__}")
-        except Exception:
-            versions.append(f"{package} not installed")
-    info["versions"] += ", " + ", ".join(versions)
-    return info
 
 
 def draw_plot(table: list[Row], info: dict[str, str], repeats: int, path: Path) -> None:
@@ -263,14 +242,6 @@ def draw_plot(table: list[Row], info: dict[str, str], repeats: int, path: Path) 
     plt.close(figure)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Puts section between this script's markers in RESULTS.md (appending them if absent); other sections stay."""
-    text = path.read_text() if path.exists() else RESULTS_HEADER
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.write_text(text)
 
 
 def main() -> None:
@@ -312,11 +283,11 @@ def main() -> None:
         print("\n--quick: RESULTS.md and torchrl_collector.png left untouched.")
         return
 
-    info = machine()
+    info = bench.machine(("envpool", "gymnasium", "torchrl", "tensordict"))
     args.output_dir.mkdir(parents=True, exist_ok=True)
     draw_plot(table, info, args.repeats, args.output_dir / "torchrl_collector.png")
     command = " ".join(["python benchmarks/torchrl_collector.py", *sys.argv[1:]])
-    write_section(args.output_dir / "RESULTS.md", "\n".join([
+    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
         BEGIN,
         "## torchrl Collector: frames/s (`benchmarks/torchrl_collector.py`)",
         "",
@@ -344,7 +315,7 @@ def main() -> None:
         *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
         "![torchrl Collector frames/s against num_envs](torchrl_collector.png)",
         END,
-    ]))
+    ]), BEGIN, END)
     print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'torchrl_collector.png'}")
 
 

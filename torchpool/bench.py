@@ -10,8 +10,10 @@ would.
 from __future__ import annotations
 
 import os
+import platform
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -143,3 +145,41 @@ def envpool_available() -> bool:
     except Exception:
         return False
     return True
+
+
+# ---- recording results (benchmarks/RESULTS.md) ---------------------------------
+
+RESULTS_HEADER = ("# torchpool benchmark results\n\n"
+                  "Each section is written by one script in `benchmarks/`; rerun it to refresh its section.\n")
+
+
+def machine(packages: tuple[str, ...] = ("envpool", "gymnasium")) -> dict[str, str]:
+    """The machine and software a result was measured on: cpu, cores, ram, os, versions."""
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor() or "unknown CPU")
+    ram_gib = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
+    os_name = platform.platform()
+    if Path("/etc/os-release").exists():
+        release = dict(line.rstrip().split("=", 1) for line in open("/etc/os-release") if "=" in line)
+        os_name = f"{release.get('PRETTY_NAME', 'Linux').strip(chr(34))}, kernel {platform.release()}"
+    from . import __version__
+
+    versions = {"Python": platform.python_version(), "torch": torch.__version__, "torchpool": __version__}
+    for package in packages:
+        try:
+            versions[package] = __import__(package).__version__
+        except Exception:
+            versions[package] = "not installed"
+    return {"cpu": cpu, "cores": str(os.cpu_count()), "ram": f"{ram_gib:.0f} GiB", "os": os_name,
+            "versions": ", ".join(f"{name} {version}" for name, version in versions.items())}
+
+
+def write_section(path: Path, section: str, begin: str, end: str) -> None:
+    """Puts ``section`` (which starts with ``begin`` and ends with ``end``) into RESULTS.md in place
+    of the old one, or appends it; every other section stays as it was."""
+    text = path.read_text() if path.exists() else RESULTS_HEADER
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text)
