@@ -255,3 +255,45 @@ def test_actions_accept_numpy_lists_and_int32():
         pool.reset()
         pool.step(np.zeros((2, 1)))
         pool.step(torch.zeros(2, 1, dtype=torch.float64))
+
+
+def _worker_affinities() -> list[str]:
+    import os
+
+    lists = []
+    for task in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{task}/status") as status:
+            lists += [line.split()[1] for line in status if line.startswith("Cpus_allowed_list")]
+    return lists
+
+
+def test_thread_affinity_offset_pins_each_worker_to_one_core():
+    import os
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two cores")
+    before = _worker_affinities()
+    with torchpool.make("CartPole-v1", num_envs=4, num_threads=2, thread_affinity_offset=0) as pool:
+        pool.reset()
+        pinned = [cpus for cpus in _worker_affinities() if cpus not in before]
+        assert sorted(pinned) == ["0", "1"], f"worker affinities: {_worker_affinities()}"
+
+
+def test_the_gil_is_released_while_waiting():
+    import threading
+
+    ticks = []
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks.append(1)
+            stop.wait(0.001)
+
+    with probe(num_envs=2, max_sleep_us=200000.0, num_threads=2) as pool:
+        counter = threading.Thread(target=count)
+        counter.start()
+        pool.reset()  # waits ~0.2 s in C++
+        stop.set()
+        counter.join()
+    assert len(ticks) > 20, "another Python thread ran while reset() waited"

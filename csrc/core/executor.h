@@ -112,7 +112,10 @@ class Executor final : public ExecutorBase {
     action_index_.assign(options.num_envs, 0);
     action_values_.assign(spec_.action.discrete ? 0 : options.num_envs * action_size_, 0.0);
     envs_per_target_item_ = static_cast<size_t>(kItemTargetNs / std::max(spec_.step_cost_ns, 1.0));
-    for (size_t i = 0; i < options.num_threads; ++i) workers_.emplace_back([this, i] { work(i); });
+    for (size_t i = 0; i < options.num_threads; ++i) {
+      workers_.emplace_back([this] { work(); });
+      pin(workers_.back(), i);
+    }
   }
 
   ~Executor() override { close(); }
@@ -377,16 +380,22 @@ class Executor final : public ExecutorBase {
 
   // ---- worker side -------------------------------------------------------
 
-  void work(size_t index) {
+  // Pinned by the constructor (not by the thread itself) so the affinity holds
+  // before the worker runs anything.
+  void pin(std::thread& worker, size_t index) {
 #if defined(__linux__)
-    if (options_.thread_affinity_offset >= 0) {
-      cpu_set_t cpus;
-      CPU_ZERO(&cpus);
-      const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-      CPU_SET((options_.thread_affinity_offset + index) % cores, &cpus);
-      pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
-    }
+    if (options_.thread_affinity_offset < 0) return;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    CPU_SET((options_.thread_affinity_offset + index) % cores, &cpus);
+    pthread_setaffinity_np(worker.native_handle(), sizeof(cpus), &cpus);
+#else
+    (void)worker, (void)index;
 #endif
+  }
+
+  void work() {
     auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
     while (queue_.available().acquire(options_.spin, stopping)) {
       if (stopping()) return;
