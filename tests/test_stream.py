@@ -16,7 +16,15 @@ def lean_right(observation: torch.Tensor) -> torch.Tensor:
 
 
 def native_threads() -> int:
-    return len(os.listdir("/proc/self/task"))
+    """torchpool worker threads alive in this process (the executor names them)."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as comm:
+                names.append(comm.read().strip())
+        except FileNotFoundError:  # the thread ended meanwhile
+            pass
+    return names.count("torchpool")
 
 
 def test_batches_have_torchrl_layout_shapes_and_dtypes():
@@ -93,9 +101,12 @@ def test_stops_at_total_frames_and_reports_its_length():
 
 def test_break_leaves_no_thread_running_and_an_existing_pool_reusable():
     before = native_threads()
+    stream_threads = []
     for _ in torchpool.stream("Pendulum-v1", lambda obs: torch.zeros(obs.shape[0], 1), num_envs=4,
                               frames_per_batch=8, num_threads=2):
+        stream_threads.append(native_threads())
         break
+    assert stream_threads == [before + 4], "two pools of two workers ran"
     assert native_threads() == before, "owned pools are closed when the loop ends"
     with torchpool.make("CartPole-v1", num_envs=4) as pool:
         for _ in torchpool.stream(pool, lean_right, frames_per_batch=8):

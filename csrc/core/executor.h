@@ -115,6 +115,9 @@ class Executor final : public ExecutorBase {
     for (size_t i = 0; i < options.num_threads; ++i) {
       workers_.emplace_back([this] { work(); });
       pin(workers_.back(), i);
+#if defined(__linux__)
+      pthread_setname_np(workers_.back().native_handle(), "torchpool");  // shows in top -H, py-spy, gdb
+#endif
     }
   }
 
@@ -243,9 +246,13 @@ class Executor final : public ExecutorBase {
     return fields;
   }
 
+  // Each extra gets an 8-byte-aligned place in the scratch row, so any dtype
+  // may follow any other (a bool then a float64).
+  static size_t scratch_bytes(const FieldSpec& extra) { return (extra.row_bytes() + 7) / 8 * 8; }
+
   size_t extras_row_bytes() const {
     size_t bytes = 0;
-    for (const FieldSpec& extra : spec_.extras) bytes += extra.row_bytes();
+    for (const FieldSpec& extra : spec_.extras) bytes += scratch_bytes(extra);
     return bytes;
   }
 
@@ -494,7 +501,7 @@ class Executor final : public ExecutorBase {
   std::array<uint8_t*, kMaxExtras> scratch_extras(Slot& slot) const {
     std::array<uint8_t*, kMaxExtras> extras{};
     uint8_t* cursor = slot.extras_scratch.data();
-    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = cursor, cursor += spec_.extras[i].row_bytes();
+    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = cursor, cursor += scratch_bytes(spec_.extras[i]);
     return extras;
   }
 
