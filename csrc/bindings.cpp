@@ -18,6 +18,17 @@
 #include "envs/classic/mountain_car.h"
 #include "envs/classic/mountain_car_continuous.h"
 #include "envs/classic/pendulum.h"
+#include "envs/mujoco/ant.h"
+#include "envs/mujoco/half_cheetah.h"
+#include "envs/mujoco/hopper.h"
+#include "envs/mujoco/humanoid.h"
+#include "envs/mujoco/humanoidstandup.h"
+#include "envs/mujoco/inverted_double_pendulum.h"
+#include "envs/mujoco/inverted_pendulum.h"
+#include "envs/mujoco/pusher.h"
+#include "envs/mujoco/reacher.h"
+#include "envs/mujoco/swimmer.h"
+#include "envs/mujoco/walker2d.h"
 #include "envs/testing/probe.h"
 
 namespace py = pybind11;
@@ -43,6 +54,17 @@ const std::map<std::string, Factory>& families() {
       {"MountainCarContinuous", factory<classic::MountainCarContinuous>()},
       {"Acrobot", factory<classic::Acrobot>()},
       {"Probe", factory<testing::Probe>()},
+      {"Ant", factory<mujoco::Ant>()},
+      {"HalfCheetah", factory<mujoco::HalfCheetah>()},
+      {"Hopper", factory<mujoco::Hopper>()},
+      {"Walker2d", factory<mujoco::Walker2d>()},
+      {"Humanoid", factory<mujoco::Humanoid>()},
+      {"HumanoidStandup", factory<mujoco::HumanoidStandup>()},
+      {"Swimmer", factory<mujoco::Swimmer>()},
+      {"Reacher", factory<mujoco::Reacher>()},
+      {"Pusher", factory<mujoco::Pusher>()},
+      {"InvertedPendulum", factory<mujoco::InvertedPendulum>()},
+      {"InvertedDoublePendulum", factory<mujoco::InvertedDoublePendulum>()},
   };
   return registry;
 }
@@ -52,6 +74,8 @@ Config to_config(const py::dict& kwargs) {
   for (auto item : kwargs) {
     const auto key = py::cast<std::string>(item.first);
     if (py::isinstance<py::str>(item.second)) config.strings[key] = py::cast<std::string>(item.second);
+    else if (py::isinstance<py::tuple>(item.second) || py::isinstance<py::list>(item.second))
+      config.sequences[key] = py::cast<std::vector<double>>(item.second);
     else config.numbers[key] = py::cast<double>(item.second);
   }
   return config;

@@ -31,7 +31,17 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from . import _core
+try:
+    from . import _core
+except ImportError as error:
+    # The extension links the libmujoco of the mujoco wheel it was built
+    # against (CMakeLists.txt); another mujoco version lacks that file.
+    if "libmujoco" not in str(error):
+        raise
+    raise ImportError(
+        f"torchpool's extension cannot load MuJoCo ({error}). It needs the mujoco version pinned in "
+        "torchpool's requirements, installed beside it: reinstall that version, or rebuild torchpool "
+        "against the installed one.") from error
 from . import registry
 from ._held import HeldWatch
 from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec

@@ -1,0 +1,404 @@
+"""MuJoCo throughput: torchpool next to EnvPool, Gymnasium's vector envs and the machine's raw limit.
+
+Question: how many env steps/s (and MuJoCo frames/s) does torchpool deliver on
+Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to EnvPool and Gymnasium's
+SyncVectorEnv/AsyncVectorEnv, and how close is it to what the cores can do?
+
+    python benchmarks/mujoco_tasks.py             # full run; writes RESULTS.md and mujoco.png
+    python benchmarks/mujoco_tasks.py --quick     # smoke test; prints only
+    python benchmarks/mujoco_tasks.py --repeats 5
+
+Method. Every (env, system, mode, num_envs) case is timed by a runner of
+``torchpool.bench`` (the same runners as benchmarks/classic.py): actions
+uniform in [-1, 1] generated before the timed loop, a warm-up, then ``calls``
+step calls, every output handed over as a torch tensor (the NumPy systems pay
+``torch.from_numpy`` inside the loop). Sync modes step all ``num_envs`` per
+call; async modes send/recv ``batch_size = num_envs // 2``. A pilot pass sizes
+``calls`` to ~``--target-seconds`` per measurement; each repeat then runs every
+case once, alternating direction, and the table reports medians.
+
+The raw limit is ``cores x`` one thread's rate of bare ``mj_step`` calls on the
+same model, as env steps (divided by frame_skip): a tiny C++ program (below,
+compiled at run time against the mujoco wheel's headers and libmujoco, like
+torchpool) runs episodes like the benchmark's — uniform random controls in
+[-1, 1] held for frame_skip steps, the task's reset noise, a reset where the
+task terminates or after 1000 steps — and times only the ``mj_step`` calls.
+Everything an env does besides physics (observations, rewards, resets,
+``mj_rnePostConstraint``) and everything a pool does counts against the
+systems, not the limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+# This file is named mujoco.py, and Python puts its directory first on sys.path:
+# take it off, or `import mujoco` (in Gymnasium, here) would import this script.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
+
+import importlib.util  # noqa: E402
+
+from torchpool import bench  # noqa: E402
+from torchpool.registry import mujoco_assets_dir  # noqa: E402
+
+ENV_IDS = ("Ant-v5", "HalfCheetah-v5", "Humanoid-v5")
+NUM_ENVS = (8, 64)
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the raw-limit program needs to run a task's episodes (gymnasium/envs/mujoco/*_v5.py)."""
+
+    xml_file: str
+    frame_skip: int
+    noise_scale: float
+    qvel_noise_gaussian: bool      # standard_normal * scale; else uniform(-scale, scale)
+    healthy_z: tuple[float, float] | None  # terminate when qpos[2] leaves it; None: never terminates
+
+
+TASKS = {
+    "Ant-v5": Task("ant.xml", 5, 0.1, True, (0.2, 1.0)),
+    "HalfCheetah-v5": Task("half_cheetah.xml", 5, 0.1, True, None),
+    "Humanoid-v5": Task("humanoid.xml", 5, 1e-2, False, (1.0, 2.0)),
+}
+SYSTEMS = {  # (system, mode) -> label, in table and legend order
+    ("torchpool", "sync"): "torchpool sync",
+    ("torchpool", "async"): "torchpool async",
+    ("envpool", "sync"): "EnvPool sync",
+    ("envpool", "async"): "EnvPool async",
+    ("gymnasium-sync", "sync"): "Gymnasium SyncVectorEnv",
+    ("gymnasium-async", "sync"): "Gymnasium AsyncVectorEnv",
+}
+# An AsyncVectorEnv worker imports gymnasium, mujoco and numpy: budget this much per worker.
+GYM_ASYNC_MIB_PER_WORKER = 200
+BEGIN, END = "<!-- mujoco:begin -->", "<!-- mujoco:end -->"
+
+RAW_STEP_SOURCE = r"""
+// One thread's rate of bare mj_step on a task's episodes; prints mj_steps per second.
+// usage: raw_step XML FRAME_SKIP SECONDS NOISE QVEL_GAUSSIAN Z_LOW Z_HIGH (Z_LOW > Z_HIGH: never terminates)
+#include <mujoco/mujoco.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+int main(int argc, char** argv) {
+  if (argc != 8) return 2;
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(argv[1], nullptr, error, sizeof error);
+  if (!m) { std::fprintf(stderr, "%s\n", error); return 1; }
+  mjData* d = mj_makeData(m);
+  const int frame_skip = std::atoi(argv[2]);
+  const double seconds = std::atof(argv[3]), noise = std::atof(argv[4]);
+  const bool qvel_gaussian = std::atoi(argv[5]) != 0;
+  const double z_low = std::atof(argv[6]), z_high = std::atof(argv[7]);
+  std::mt19937_64 rng(0);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  auto reset = [&] {
+    mj_resetData(m, d);
+    for (int i = 0; i < m->nq; ++i) d->qpos[i] = m->qpos0[i] + noise * unit(rng);
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = noise * (qvel_gaussian ? normal(rng) : unit(rng));
+    mj_forward(m, d);
+  };
+  reset();
+  long long steps = 0, episode_steps = 0;
+  double stepping = 0.0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+    for (int i = 0; i < m->nu; ++i) d->ctrl[i] = unit(rng);
+    const auto before = std::chrono::steady_clock::now();
+    for (int k = 0; k < frame_skip; ++k) mj_step(m, d);
+    stepping += std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+    steps += frame_skip;
+    const double z = d->qpos[2];
+    const bool terminated = z_low <= z_high && !(z_low <= z && z <= z_high);
+    if (terminated || ++episode_steps == 1000) reset(), episode_steps = 0;
+  }
+  std::printf("%.1f\n", steps / stepping);
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return 0;
+}
+"""
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke test: 1 repeat, num_envs 8, ~0.1 s per measurement, no AsyncVectorEnv; "
+                             "prints the table but writes no files")
+    parser.add_argument("--repeats", type=int, default=3, help="timed passes over all cases; medians over them")
+    parser.add_argument("--target-seconds", type=float, default=1.0, help="wall time of one measurement")
+    parser.add_argument("--env-ids", nargs="+", default=list(ENV_IDS), choices=list(TASKS), help="envs to run")
+    parser.add_argument("--num-envs", nargs="+", type=int, default=list(NUM_ENVS), help="pool sizes")
+    parser.add_argument("--gym-async-max-envs", type=int, default=64,
+                        help="largest num_envs tried with Gymnasium's AsyncVectorEnv (one process per env)")
+    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+                        help="where RESULTS.md and mujoco.png are written")
+    args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.num_envs, args.target_seconds, args.gym_async_max_envs = 1, [8], 0.1, 0
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    return args
+
+
+# ---- the raw limit ------------------------------------------------------------------------
+
+
+def build_raw_step(directory: Path) -> Path:
+    """Compiles RAW_STEP_SOURCE against the mujoco wheel torchpool links (CMakeLists.txt finds it the same way)."""
+    mujoco_dir = Path(importlib.util.find_spec("mujoco").submodule_search_locations[0])
+    library = next(mujoco_dir.glob("libmujoco.so.*"))
+    source, binary = directory / "raw_step.cpp", directory / "raw_step"
+    source.write_text(RAW_STEP_SOURCE)
+    compiler = os.environ.get("CXX", "c++")
+    subprocess.run([compiler, "-O2", "-std=c++17", str(source), f"-I{mujoco_dir / 'include'}", str(library),
+                    f"-Wl,-rpath,{mujoco_dir}", "-o", str(binary)], check=True)
+    return binary
+
+
+def raw_mj_steps_per_s(binary: Path, env_id: str, seconds: float) -> float:
+    """One thread's mj_step calls per second on env_id's episodes."""
+    task = TASKS[env_id]
+    z_low, z_high = task.healthy_z if task.healthy_z else (1.0, 0.0)
+    out = subprocess.run([str(binary), os.path.join(mujoco_assets_dir(), task.xml_file), str(task.frame_skip),
+                          str(seconds), str(task.noise_scale), str(int(task.qvel_noise_gaussian)), str(z_low),
+                          str(z_high)], check=True, capture_output=True, text=True)
+    return float(out.stdout.split()[-1])
+
+
+# ---- cases -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    env_id: str
+    system: str      # "torchpool", "envpool", "gymnasium-sync", "gymnasium-async" or "raw"
+    mode: str        # "sync" or "async"
+    num_envs: int
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs if self.mode == "sync" else max(1, self.num_envs // 2)
+
+    @property
+    def label(self) -> str:
+        return SYSTEMS[self.system, self.mode]
+
+    def run(self, calls: int) -> bench.Result:
+        async_batch = self.batch_size if self.mode == "async" else None
+        if self.system == "torchpool":
+            return bench.run_torchpool(self.env_id, self.num_envs, calls, batch_size=async_batch, warmup=20)
+        if self.system == "envpool":
+            return bench.run_envpool(self.env_id, self.num_envs, calls, batch_size=async_batch, warmup=20)
+        return bench.run_gymnasium(self.env_id, self.num_envs, calls, self.system.removeprefix("gymnasium-"),
+                                   warmup=5)
+
+    def __str__(self) -> str:
+        return f"{self.env_id} {self.label} num_envs={self.num_envs}"
+
+
+@dataclass(frozen=True)
+class Row:
+    case: Case
+    threads: int
+    calls: int
+    steps_per_s: float
+    us_per_call: float
+    spread: float                    # (max - min) / median of steps/s over repeats
+    vs_envpool: float | None = None  # torchpool / EnvPool, same env, num_envs and mode
+    of_raw: float | None = None      # steps/s / the raw limit
+
+    @property
+    def frames_per_s(self) -> float:
+        return self.steps_per_s * TASKS[self.case.env_id].frame_skip
+
+
+COLUMNS = ("env", "system", "mode", "num_envs", "batch_size", "threads", "steps/s", "frames/s", "us/call",
+           "spread", "torchpool/EnvPool", "of raw limit")
+
+
+def cells(row: Row) -> tuple[str, ...]:
+    ratio = lambda value: "-" if value is None else f"{value:.2f}x"  # noqa: E731
+    share = "-" if row.of_raw is None else f"{row.of_raw:.0%}"
+    return (row.case.env_id, row.case.label.removesuffix(f" {row.case.mode}"), row.case.mode, str(row.case.num_envs),
+            str(row.case.batch_size), str(row.threads), f"{row.steps_per_s:,.0f}", f"{row.frames_per_s:,.0f}",
+            f"{row.us_per_call:,.0f}", f"{row.spread:.0%}", ratio(row.vs_envpool), share)
+
+
+def make_cases(env_ids: list[str], sizes: list[int]) -> list[Case]:
+    systems = [key for key in SYSTEMS if key[0] != "envpool" or bench.envpool_available()]
+    return [Case(env_id, system, mode, n) for env_id in env_ids for n in sizes for system, mode in systems]
+
+
+def gym_async_skip_reason(num_envs: int, max_envs: int) -> str | None:
+    if num_envs > max_envs:
+        return f"num_envs > --gym-async-max-envs={max_envs}"
+    free_mib = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    if num_envs * GYM_ASYNC_MIB_PER_WORKER > free_mib / 2:
+        return f"{num_envs} worker processes may need ~{num_envs * GYM_ASYNC_MIB_PER_WORKER} MiB of {free_mib:.0f}"
+    return None
+
+
+def draw_plot(table: list[Row], raw: dict[str, float], info: dict[str, str], repeats: int, path: Path) -> None:
+    """One panel per env: steps/s per system and num_envs as grouped bars, the raw limit as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"torchpool": "tab:blue", "envpool": "tab:orange", "gymnasium-sync": "tab:green",
+              "gymnasium-async": "tab:red"}
+    env_ids = sorted({row.case.env_id for row in table})
+    sizes = sorted({row.case.num_envs for row in table})
+    figure, axes = plt.subplots(1, len(env_ids), figsize=(6 * len(env_ids), 5.5), squeeze=False)
+    width = 0.8 / len(SYSTEMS)
+    for axis, env_id in zip(axes[0], env_ids):
+        for k, ((system, mode), label) in enumerate(SYSTEMS.items()):
+            values = {row.case.num_envs: row.steps_per_s for row in table
+                      if (row.case.env_id, row.case.system, row.case.mode) == (env_id, system, mode)}
+            if values:
+                xs = [i + (k - len(SYSTEMS) / 2 + 0.5) * width for i, n in enumerate(sizes) if n in values]
+                axis.bar(xs, [values[n] for n in sizes if n in values], width, color=colors[system],
+                         hatch="//" if mode == "async" else None, edgecolor="white",
+                         label=label + (" (batch = num_envs / 2)" if mode == "async" else ""))
+        axis.axhline(raw[env_id], color="black", linestyle="--", label="raw limit (cores x 1-thread mj_step)")
+        axis.set_xticks(range(len(sizes)), [f"num_envs={n}" for n in sizes])
+        axis.set(ylabel="env steps/s", title=f"{env_id} (frames/s = {TASKS[env_id].frame_skip} x steps/s)")
+        axis.grid(True, axis="y", alpha=0.3)
+    handles, labels = max((axis.get_legend_handles_labels() for axis in axes[0]), key=lambda hl: len(hl[1]))
+    figure.legend(handles, labels, loc="lower center", ncol=4, fontsize=9, frameon=False)
+    figure.suptitle(f"MuJoCo throughput, median of {repeats} repeat{'s' * (repeats > 1)}\n"
+                    f"{info['cpu']}, {info['cores']} cores, {info['ram']} RAM")
+    figure.tight_layout(rect=(0, 0.1, 1, 1))
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    warnings.filterwarnings("ignore")
+    started = time.perf_counter()
+    cores = os.cpu_count() or 1
+    skipped: dict[Case, str] = {}
+    cases = []
+    for case in make_cases(args.env_ids, args.num_envs):
+        reason = case.system == "gymnasium-async" and gym_async_skip_reason(case.num_envs, args.gym_async_max_envs)
+        if reason:
+            skipped[case] = reason
+        else:
+            cases.append(case)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        raw_binary = build_raw_step(Path(scratch))
+        raw_seconds = min(2.0, 2 * args.target_seconds)
+        print(f"Pilot pass over {len(cases)} cases, then {args.repeats} repeat(s) ...", flush=True)
+        calls: dict[Case, int] = {}
+        for case in cases:
+            try:
+                pilot = case.run(5 if case.system.startswith("gymnasium") else 20)
+                calls[case] = max(10, round(args.target_seconds * 1e6 / pilot.us_per_call))
+            except Exception as error:  # e.g. AsyncVectorEnv out of processes: skip the case, say why
+                skipped[case] = f"pilot failed: {type(error).__name__}: {error}"
+        cases = [case for case in cases if case in calls]
+
+        # Timed repeats: every case once per repeat, alternating direction, with the raw
+        # limit measured in the same passes, so drift hits all alike.
+        measurements: dict[Case, list[bench.Result]] = {case: [] for case in cases}
+        raw_rates: dict[str, list[float]] = {env_id: [] for env_id in args.env_ids}
+        for repeat in range(args.repeats):
+            for case in cases if repeat % 2 == 0 else reversed(cases):
+                measurements[case].append(case.run(calls[case]))
+            for env_id in args.env_ids:
+                raw_rates[env_id].append(raw_mj_steps_per_s(raw_binary, env_id, raw_seconds))
+            print(f"  repeat {repeat + 1}/{args.repeats} done ({(time.perf_counter() - started) / 60:.1f} min)",
+                  flush=True)
+    elapsed_min = (time.perf_counter() - started) / 60
+
+    # The raw limit in env steps/s: cores x one thread's mj_step rate / frame_skip.
+    raw_limit = {env_id: cores * statistics.median(rates) / TASKS[env_id].frame_skip
+                 for env_id, rates in raw_rates.items()}
+    rows: dict[Case, Row] = {}
+    for case, results in measurements.items():
+        rates = [result.steps_per_s for result in results]
+        median = statistics.median(rates)
+        rows[case] = Row(case, results[0].num_threads, calls[case], median,
+                         statistics.median(result.us_per_call for result in results),
+                         (max(rates) - min(rates)) / median, of_raw=median / raw_limit[case.env_id])
+    for case, row in rows.items():
+        envpool = rows.get(dataclasses.replace(case, system="envpool"))
+        if case.system == "torchpool" and envpool:
+            rows[case] = dataclasses.replace(row, vs_envpool=row.steps_per_s / envpool.steps_per_s)
+    order = list(SYSTEMS)
+    table = sorted(rows.values(), key=lambda row: (row.case.env_id, row.case.num_envs,
+                                                   order.index((row.case.system, row.case.mode))))
+
+    widths = [max(len(column), *(len(cells(row)[i]) for row in table)) for i, column in enumerate(COLUMNS)]
+    print(f"\nMedians of {args.repeats} repeat(s), ~{args.target_seconds} s per measurement, {elapsed_min:.1f} min.")
+    print("  ".join(column.rjust(width) for column, width in zip(COLUMNS, widths)))
+    for row in table:
+        print("  ".join(cell.rjust(width) for cell, width in zip(cells(row), widths)))
+    raw_lines = [f"{env_id}: {cores} x {statistics.median(raw_rates[env_id]):,.0f} mj_step/s / frame_skip "
+                 f"{TASKS[env_id].frame_skip} = {raw_limit[env_id]:,.0f} env steps/s "
+                 f"({cores * statistics.median(raw_rates[env_id]):,.0f} frames/s)" for env_id in args.env_ids]
+    print("Raw limit (cores x one thread's bare mj_step rate, C++):\n  " + "\n  ".join(raw_lines))
+    for case, reason in skipped.items():
+        print(f"skipped {case}: {reason}")
+
+    if args.quick:
+        print("\n--quick: RESULTS.md and mujoco.png left untouched.")
+        sys.exit(0)
+
+    info = bench.machine(("envpool", "gymnasium", "mujoco"))
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    draw_plot(table, raw_limit, info, args.repeats, args.output_dir / "mujoco.png")
+    command = " ".join(["python benchmarks/mujoco_tasks.py", *sys.argv[1:]])
+    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
+        BEGIN,
+        "## MuJoCo: steps/s and frames/s (`benchmarks/mujoco_tasks.py`)",
+        "",
+        "How many env steps/s does torchpool deliver on Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to "
+        "EnvPool and Gymnasium's vector envs, and how close is it to the machine's raw limit? "
+        "Targets: at least 1.2x EnvPool and 90% of the raw limit.",
+        "",
+        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
+        f"- Software: {info['versions']}",
+        f"- Command: `{command}` ({elapsed_min:.1f} min)",
+        f"- Settings: {args.repeats} repeats, each timing every case once in turn (alternating direction); "
+        f"~{args.target_seconds} s per measurement after a warm-up; actions uniform in [-1, 1] generated before "
+        "the timed loop; outputs handed over as torch tensors by every system. Sync: all `num_envs` step per "
+        "call; async: send/recv of `batch_size = num_envs // 2`. Threads: torchpool's and EnvPool's defaults "
+        "(min(cores, num_envs) and min(cores, batch_size)); AsyncVectorEnv runs one process per env. "
+        "frames/s = steps/s x frame_skip (5 for all three). spread = (max - min) / median over repeats.",
+        "- Raw limit: cores x one thread's rate of bare `mj_step` calls on the same model and episodes "
+        "(random controls held for frame_skip steps, the task's reset noise and termination), timed by a tiny "
+        "C++ program against the same libmujoco, in env steps/s (÷ frame_skip). "
+        "`of raw limit` = steps/s over it.",
+        "",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "|".join("---:" if i >= 3 else "---" for i in range(len(COLUMNS))) + "|",
+        *["| " + " | ".join(cells(row)) + " |" for row in table],
+        "",
+        "Raw limits: " + "; ".join(raw_lines) + ".",
+        "",
+        *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
+        "![MuJoCo steps/s per system and num_envs](mujoco.png)",
+        END,
+    ]), BEGIN, END)
+    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'mujoco.png'}")

@@ -1,0 +1,146 @@
+// ant.h — Ant-v5 (gymnasium/envs/mujoco/ant_v5.py).
+//
+// A four-legged body on a plane, rewarded for moving its main body along +x.
+// Observation: qpos (without x, y by default), qvel, and the clipped external
+// contact forces of every body but the world (cfrc_ext[1:]), float64 in the
+// reference. Terminates when unhealthy (not finite, or z out of range).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mujoco_env.h"
+
+namespace torchpool::mujoco {
+
+class AntModel : public MujocoModel {
+ public:
+  explicit AntModel(const Config& config)
+      : MujocoModel(config),
+        forward_reward_weight(config.number("forward_reward_weight")),
+        ctrl_cost_weight(config.number("ctrl_cost_weight")),
+        contact_cost_weight(config.number("contact_cost_weight")),
+        healthy_reward(config.number("healthy_reward")),
+        // main_body: a body index or name; data.body(main_body) accepts both.
+        main_body(config.has_string("main_body") ? body_id(config.string("main_body"))
+                                                 : static_cast<int>(config.number("main_body"))),
+        terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
+        healthy_z_range(range_kwarg(config, "healthy_z_range")),
+        contact_force_range(range_kwarg(config, "contact_force_range")),
+        reset_noise_scale(config.number("reset_noise_scale")),
+        exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
+        include_cfrc_ext(flag_kwarg(config, "include_cfrc_ext_in_observation")),
+        // AntEnv.__init__'s obs_size.
+        observation_size(nq() + nv() - 2 * exclude_current_positions + include_cfrc_ext * (nbody() - 1) * 6),
+        info_extras({info("x_position"), info("y_position"), info("distance_from_origin"), info("x_velocity"),
+                     info("y_velocity"), info("reward_forward"), info("reward_ctrl"), info("reward_contact"),
+                     info("reward_survive")}) {
+    if (main_body < 0 || main_body >= nbody())
+      throw std::invalid_argument("main_body " + std::to_string(main_body) + " is not a body index of the model");
+  }
+
+  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
+
+  const double forward_reward_weight, ctrl_cost_weight, contact_cost_weight, healthy_reward;
+  const int main_body;
+  const bool terminate_when_unhealthy;
+  const Range healthy_z_range, contact_force_range;
+  const double reset_noise_scale;
+  const bool exclude_current_positions, include_cfrc_ext;
+  const size_t observation_size;
+  const std::vector<FieldSpec> info_extras;
+};
+
+class Ant : public MujocoEnv {
+ public:
+  using Model = AntModel;
+
+  explicit Ant(const Model& model)
+      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
+        qpos_(model.nq()), qvel_(model.nv()) {}
+
+  // AntEnv.reset_model: uniform noise on qpos, Gaussian noise on qvel.
+  void reset(Rng& rng, StepOutput& out) {
+    const double scale = model_.reset_noise_scale;
+    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
+    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + scale * standard_normal(rng);
+    sim_.reset(qpos_.data(), qvel_.data());
+    write_observation();
+    publish(out);
+    // AntEnv._get_reset_info; the step-only values are 0.
+    const double* qpos = sim_.data().qpos;
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0, 0, 0});
+  }
+
+  // AntEnv.step.
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    const mjData& data = sim_.data();
+    const double* body_xpos = data.xpos + 3 * model_.main_body;
+    const double x_before = body_xpos[0], y_before = body_xpos[1];
+    sim_.do_simulation(action.values, model_.frame_skip);
+    const double x_velocity = (body_xpos[0] - x_before) / model_.dt;
+    const double y_velocity = (body_xpos[1] - y_before) / model_.dt;
+    write_observation();
+    if (!publish(out)) return unstable_step();
+
+    // AntEnv._get_rew.
+    const bool healthy = is_healthy();
+    const double forward_reward = x_velocity * model_.forward_reward_weight;
+    const double healthy_reward = healthy ? model_.healthy_reward : 0.0;
+    const double rewards = forward_reward + healthy_reward;
+    const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
+    const double contact_cost = model_.contact_cost_weight * contact_force_squares();
+    const double costs = ctrl_cost + contact_cost;
+
+    StepResult result;
+    result.reward = rewards - costs;
+    result.terminated = !healthy && model_.terminate_when_unhealthy;
+    const double* qpos = data.qpos;
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, forward_reward,
+                     -ctrl_cost, -contact_cost, healthy_reward});
+    return result;
+  }
+
+ private:
+  // AntEnv.is_healthy: the state is finite and min_z <= z <= max_z (inclusive, unlike the other tasks).
+  bool is_healthy() const {
+    const mjData& data = sim_.data();
+    for (int i = 0; i < model_.nq(); ++i)
+      if (!std::isfinite(data.qpos[i])) return false;
+    for (int i = 0; i < model_.nv(); ++i)
+      if (!std::isfinite(data.qvel[i])) return false;
+    const double z = data.qpos[2];
+    return model_.healthy_z_range.low <= z && z <= model_.healthy_z_range.high;
+  }
+
+  // AntEnv.contact_forces: cfrc_ext clipped to contact_force_range, every body.
+  double clipped_contact_force(size_t i) const {
+    return clip(sim_.data().cfrc_ext[i], model_.contact_force_range.low, model_.contact_force_range.high);
+  }
+
+  // AntEnv.contact_cost's np.sum(np.square(contact_forces)), over all nbody x 6 values.
+  double contact_force_squares() const {
+    const size_t count = static_cast<size_t>(model_.nbody()) * 6;
+    const Range range = model_.contact_force_range;
+    return numpy_sum(sim_.data().cfrc_ext, count, [range](double force) {
+      const double clipped = clip(force, range.low, range.high);
+      return clipped * clipped;
+    });
+  }
+
+  // AntEnv._get_obs.
+  void write_observation() {
+    const mjData& data = sim_.data();
+    double* obs = next_observation();
+    const int skipped = model_.exclude_current_positions ? 2 : 0;
+    obs = std::copy(data.qpos + skipped, data.qpos + model_.nq(), obs);
+    obs = std::copy(data.qvel, data.qvel + model_.nv(), obs);
+    if (model_.include_cfrc_ext)
+      for (size_t i = 6; i < static_cast<size_t>(model_.nbody()) * 6; ++i) *obs++ = clipped_contact_force(i);
+  }
+
+  const Model& model_;
+  std::vector<double> qpos_, qvel_;  // reset scratch
+};
+
+}  // namespace torchpool::mujoco

@@ -1,0 +1,112 @@
+// hopper.h — Hopper-v5 (gymnasium/envs/mujoco/hopper_v5.py).
+//
+// A planar one-legged hopper rewarded for its x velocity and for staying
+// healthy. Observation: qpos (without x by default) and qvel clipped to
+// [-10, 10]. Terminates when unhealthy: state[2:] outside healthy_state_range,
+// z outside healthy_z_range or the torso angle outside healthy_angle_range
+// (all bounds exclusive).
+#pragma once
+
+#include <vector>
+
+#include "mujoco_env.h"
+
+namespace torchpool::mujoco {
+
+class HopperModel : public MujocoModel {
+ public:
+  explicit HopperModel(const Config& config)
+      : MujocoModel(config),
+        forward_reward_weight(config.number("forward_reward_weight")),
+        ctrl_cost_weight(config.number("ctrl_cost_weight")),
+        healthy_reward(config.number("healthy_reward")),
+        terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
+        healthy_state_range(range_kwarg(config, "healthy_state_range")),
+        healthy_z_range(range_kwarg(config, "healthy_z_range")),
+        healthy_angle_range(range_kwarg(config, "healthy_angle_range")),
+        reset_noise_scale(config.number("reset_noise_scale")),
+        exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
+        observation_size(nq() + nv() - exclude_current_positions),
+        info_extras({info("x_position"), info("z_distance_from_origin"), info("x_velocity"), info("reward_forward"),
+                     info("reward_ctrl"), info("reward_survive")}) {}
+
+  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
+
+  const double forward_reward_weight, ctrl_cost_weight, healthy_reward;
+  const bool terminate_when_unhealthy;
+  const Range healthy_state_range, healthy_z_range, healthy_angle_range;
+  const double reset_noise_scale;
+  const bool exclude_current_positions;
+  const size_t observation_size;
+  const std::vector<FieldSpec> info_extras;
+};
+
+class Hopper : public MujocoEnv {
+ public:
+  using Model = HopperModel;
+
+  explicit Hopper(const Model& model)
+      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
+        qpos_(model.nq()), qvel_(model.nv()) {}
+
+  // HopperEnv.reset_model: uniform noise on qpos and qvel.
+  void reset(Rng& rng, StepOutput& out) {
+    const double scale = model_.reset_noise_scale;
+    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
+    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
+    sim_.reset(qpos_.data(), qvel_.data());
+    write_observation();
+    publish(out);
+    const double* qpos = sim_.data().qpos;
+    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], 0, 0, 0, 0});  // _get_reset_info
+  }
+
+  // HopperEnv.step.
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    const double x_before = sim_.data().qpos[0];
+    sim_.do_simulation(action.values, model_.frame_skip);
+    const double* qpos = sim_.data().qpos;
+    const double x_velocity = (qpos[0] - x_before) / model_.dt;
+    write_observation();
+    if (!publish(out)) return unstable_step();
+
+    const bool healthy = is_healthy();
+    const double forward_reward = model_.forward_reward_weight * x_velocity;
+    const double healthy_reward = healthy ? model_.healthy_reward : 0.0;
+    const double rewards = forward_reward + healthy_reward;
+    const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
+    StepResult result;
+    result.reward = rewards - ctrl_cost;
+    result.terminated = !healthy && model_.terminate_when_unhealthy;
+    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], x_velocity, forward_reward, -ctrl_cost, healthy_reward});
+    return result;
+  }
+
+ private:
+  // HopperEnv.is_healthy: every value of state_vector()[2:] (qpos[2:], qvel)
+  // strictly inside healthy_state_range, z = qpos[1] and angle = qpos[2]
+  // strictly inside theirs.
+  bool is_healthy() const {
+    const mjData& data = sim_.data();
+    const Range state = model_.healthy_state_range;
+    auto inside = [](double value, Range range) { return range.low < value && value < range.high; };
+    for (int i = 2; i < model_.nq(); ++i)
+      if (!inside(data.qpos[i], state)) return false;
+    for (int i = 0; i < model_.nv(); ++i)
+      if (!inside(data.qvel[i], state)) return false;
+    return inside(data.qpos[1], model_.healthy_z_range) && inside(data.qpos[2], model_.healthy_angle_range);
+  }
+
+  // HopperEnv._get_obs.
+  void write_observation() {
+    const mjData& data = sim_.data();
+    double* obs = next_observation();
+    obs = std::copy(data.qpos + (model_.exclude_current_positions ? 1 : 0), data.qpos + model_.nq(), obs);
+    for (int i = 0; i < model_.nv(); ++i) *obs++ = clip(data.qvel[i], -10.0, 10.0);
+  }
+
+  const Model& model_;
+  std::vector<double> qpos_, qvel_;  // reset scratch
+};
+
+}  // namespace torchpool::mujoco

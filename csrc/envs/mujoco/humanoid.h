@@ -1,0 +1,160 @@
+// humanoid.h — Humanoid-v5 (gymnasium/envs/mujoco/humanoid_v5.py).
+//
+// A 3D humanoid rewarded for the x velocity of its centre of mass and for
+// staying up. Observation: qpos (without x, y by default), qvel, then by
+// default cinert[1:], cvel[1:], qfrc_actuator[6:] and cfrc_ext[1:].
+// Terminates when the torso's z leaves healthy_z_range (bounds exclusive).
+// HumanoidStandup-v5 shares the observation (humanoidstandup.h).
+#pragma once
+
+#include <vector>
+
+#include "mujoco_env.h"
+
+namespace torchpool::mujoco {
+
+// The observation switches of Humanoid-v5 and HumanoidStandup-v5.
+struct HumanoidObservation {
+  bool exclude_current_positions, include_cinert, include_cvel, include_qfrc_actuator, include_cfrc_ext;
+
+  explicit HumanoidObservation(const Config& config)
+      : exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
+        include_cinert(flag_kwarg(config, "include_cinert_in_observation")),
+        include_cvel(flag_kwarg(config, "include_cvel_in_observation")),
+        include_qfrc_actuator(flag_kwarg(config, "include_qfrc_actuator_in_observation")),
+        include_cfrc_ext(flag_kwarg(config, "include_cfrc_ext_in_observation")) {}
+
+  // HumanoidEnv.__init__'s obs_size (qfrc_actuator skips the 6 dofs of the free root joint).
+  size_t size(const MujocoModel& model) const {
+    const int bodies = model.nbody() - 1;  // every body but the world
+    return model.nq() + model.nv() - 2 * exclude_current_positions + include_cinert * bodies * 10 +
+           include_cvel * bodies * 6 + include_qfrc_actuator * (model.nv() - 6) + include_cfrc_ext * bodies * 6;
+  }
+
+  // HumanoidEnv._get_obs.
+  void write(const mjModel& model, const mjData& data, double* obs) const {
+    obs = std::copy(data.qpos + (exclude_current_positions ? 2 : 0), data.qpos + model.nq, obs);
+    obs = std::copy(data.qvel, data.qvel + model.nv, obs);
+    if (include_cinert) obs = std::copy(data.cinert + 10, data.cinert + 10 * model.nbody, obs);
+    if (include_cvel) obs = std::copy(data.cvel + 6, data.cvel + 6 * model.nbody, obs);
+    if (include_qfrc_actuator) obs = std::copy(data.qfrc_actuator + 6, data.qfrc_actuator + model.nv, obs);
+    if (include_cfrc_ext) std::copy(data.cfrc_ext + 6, data.cfrc_ext + 6 * model.nbody, obs);
+  }
+};
+
+class HumanoidModel : public MujocoModel {
+ public:
+  explicit HumanoidModel(const Config& config)
+      : MujocoModel(config),
+        forward_reward_weight(config.number("forward_reward_weight")),
+        ctrl_cost_weight(config.number("ctrl_cost_weight")),
+        contact_cost_weight(config.number("contact_cost_weight")),
+        contact_cost_range(range_kwarg(config, "contact_cost_range")),
+        healthy_reward(config.number("healthy_reward")),
+        terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
+        healthy_z_range(range_kwarg(config, "healthy_z_range")),
+        reset_noise_scale(config.number("reset_noise_scale")),
+        observation(config),
+        observation_size(observation.size(*this)),
+        // mass_center's denominator, model.body_mass.sum().
+        total_mass(numpy_sum(mj().body_mass, nbody(), [](double mass) { return mass; })),
+        info_extras({info("x_position"), info("y_position"), info("distance_from_origin"), info("x_velocity"),
+                     info("y_velocity"), info("reward_survive"), info("reward_forward"), info("reward_ctrl"),
+                     info("reward_contact"), {"tendon_length", Dtype::Float64, {mj().ntendon}},
+                     {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {}
+
+  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
+
+  static constexpr size_t kTendonLengthExtra = 9, kTendonVelocityExtra = 10;
+
+  const double forward_reward_weight, ctrl_cost_weight, contact_cost_weight;
+  const Range contact_cost_range;
+  const double healthy_reward;
+  const bool terminate_when_unhealthy;
+  const Range healthy_z_range;
+  const double reset_noise_scale;
+  const HumanoidObservation observation;
+  const size_t observation_size;
+  const double total_mass;
+  const std::vector<FieldSpec> info_extras;
+};
+
+class Humanoid : public MujocoEnv {
+ public:
+  using Model = HumanoidModel;
+
+  explicit Humanoid(const Model& model)
+      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
+        qpos_(model.nq()), qvel_(model.nv()) {}
+
+  // HumanoidEnv.reset_model: uniform noise on qpos and qvel.
+  void reset(Rng& rng, StepOutput& out) {
+    const double scale = model_.reset_noise_scale;
+    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
+    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
+    sim_.reset(qpos_.data(), qvel_.data());
+    model_.observation.write(sim_.model(), sim_.data(), next_observation());
+    publish(out);
+    const double* qpos = sim_.data().qpos;
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0, 0, 0});  // _get_reset_info
+    write_tendons(out);
+  }
+
+  // HumanoidEnv.step.
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    double before[2], after[2];
+    mass_center(before);
+    sim_.do_simulation(action.values, model_.frame_skip);
+    mass_center(after);
+    const double x_velocity = (after[0] - before[0]) / model_.dt;
+    const double y_velocity = (after[1] - before[1]) / model_.dt;
+    const mjData& data = sim_.data();
+    model_.observation.write(sim_.model(), data, next_observation());
+    if (!publish(out)) return unstable_step();
+
+    // HumanoidEnv._get_rew. The control cost squares data.ctrl (= the action).
+    const double z = data.qpos[2];
+    const bool healthy = model_.healthy_z_range.low < z && z < model_.healthy_z_range.high;
+    const double forward_reward = model_.forward_reward_weight * x_velocity;
+    const double healthy_reward = healthy ? model_.healthy_reward : 0.0;
+    const double rewards = forward_reward + healthy_reward;
+    const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(data.ctrl, model_.nu());
+    const double contact_cost =
+        clip(model_.contact_cost_weight * sum_of_squares(data.cfrc_ext, 6 * model_.nbody()),
+             model_.contact_cost_range.low, model_.contact_cost_range.high);
+    const double costs = ctrl_cost + contact_cost;
+    StepResult result;
+    result.reward = rewards - costs;
+    result.terminated = !healthy && model_.terminate_when_unhealthy;
+    const double* qpos = data.qpos;
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, healthy_reward, forward_reward,
+                     -ctrl_cost, -contact_cost});
+    write_tendons(out);
+    return result;
+  }
+
+ private:
+  // humanoid_v5.py's mass_center: einsum("b,bj->j", body_mass, xipos) (a
+  // plain loop over bodies, as einsum sums) over body_mass.sum(); x and y.
+  void mass_center(double* xy) const {
+    const mjModel& model = sim_.model();
+    const mjData& data = sim_.data();
+    for (int axis = 0; axis < 2; ++axis) {
+      double weighted = -0.0;
+      for (int body = 0; body < model.nbody; ++body) weighted += model.body_mass[body] * data.xipos[3 * body + axis];
+      xy[axis] = weighted / model_.total_mass;
+    }
+  }
+
+  void write_tendons(StepOutput& out) const {
+    const mjData& data = sim_.data();
+    const int count = sim_.model().ntendon;
+    std::copy(data.ten_length, data.ten_length + count, out.extra<double>(Model::kTendonLengthExtra));
+    std::copy(data.ten_velocity, data.ten_velocity + count, out.extra<double>(Model::kTendonVelocityExtra));
+  }
+
+  const Model& model_;
+  std::vector<double> qpos_, qvel_;  // reset scratch
+};
+
+}  // namespace torchpool::mujoco

@@ -1,0 +1,95 @@
+// humanoidstandup.h — HumanoidStandup-v5 (gymnasium/envs/mujoco/humanoidstandup_v5.py).
+//
+// The humanoid starts lying down and is rewarded for the height of its torso.
+// Observation as Humanoid-v5's (humanoid.h). Never terminates.
+#pragma once
+
+#include <vector>
+
+#include "humanoid.h"
+#include "mujoco_env.h"
+
+namespace torchpool::mujoco {
+
+class HumanoidStandupModel : public MujocoModel {
+ public:
+  explicit HumanoidStandupModel(const Config& config)
+      : MujocoModel(config),
+        // uph_cost_weight is accepted and, as in the reference's _get_rew, not used.
+        ctrl_cost_weight(config.number("ctrl_cost_weight")),
+        impact_cost_weight(config.number("impact_cost_weight")),
+        impact_cost_range(range_kwarg(config, "impact_cost_range")),
+        reset_noise_scale(config.number("reset_noise_scale")),
+        observation(config),
+        observation_size(observation.size(*this)),
+        info_extras({info("x_position"), info("y_position"), info("z_distance_from_origin"), info("reward_linup"),
+                     info("reward_quadctrl"), info("reward_impact"), {"tendon_length", Dtype::Float64, {mj().ntendon}},
+                     {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {}
+
+  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
+
+  static constexpr size_t kTendonLengthExtra = 6, kTendonVelocityExtra = 7;
+
+  const double ctrl_cost_weight, impact_cost_weight;
+  const Range impact_cost_range;
+  const double reset_noise_scale;
+  const HumanoidObservation observation;
+  const size_t observation_size;
+  const std::vector<FieldSpec> info_extras;
+};
+
+class HumanoidStandup : public MujocoEnv {
+ public:
+  using Model = HumanoidStandupModel;
+
+  explicit HumanoidStandup(const Model& model)
+      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
+        qpos_(model.nq()), qvel_(model.nv()) {}
+
+  // HumanoidStandupEnv.reset_model: uniform noise on qpos and qvel.
+  void reset(Rng& rng, StepOutput& out) {
+    const double scale = model_.reset_noise_scale;
+    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
+    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
+    sim_.reset(qpos_.data(), qvel_.data());
+    model_.observation.write(sim_.model(), sim_.data(), next_observation());
+    publish(out);
+    const double* qpos = sim_.data().qpos;
+    write_info(out, {qpos[0], qpos[1], qpos[2] - model_.init_qpos[2], 0, 0, 0});  // _get_reset_info
+    write_tendons(out);
+  }
+
+  // HumanoidStandupEnv.step and _get_rew.
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    sim_.do_simulation(action.values, model_.frame_skip);
+    const mjData& data = sim_.data();
+    model_.observation.write(sim_.model(), data, next_observation());
+    if (!publish(out)) return unstable_step();
+
+    const double* qpos = data.qpos;
+    // (pos_after - 0) / model.opt.timestep: the timestep, not dt, as in the reference.
+    const double uph_cost = (qpos[2] - 0) / sim_.model().opt.timestep;
+    const double quad_ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(data.ctrl, model_.nu());
+    const double quad_impact_cost =
+        clip(model_.impact_cost_weight * sum_of_squares(data.cfrc_ext, 6 * model_.nbody()),
+             model_.impact_cost_range.low, model_.impact_cost_range.high);
+    StepResult result;
+    result.reward = uph_cost - quad_ctrl_cost - quad_impact_cost + 1;
+    write_info(out, {qpos[0], qpos[1], qpos[2] - model_.init_qpos[2], uph_cost, -quad_ctrl_cost, -quad_impact_cost});
+    write_tendons(out);
+    return result;
+  }
+
+ private:
+  void write_tendons(StepOutput& out) const {
+    const mjData& data = sim_.data();
+    const int count = sim_.model().ntendon;
+    std::copy(data.ten_length, data.ten_length + count, out.extra<double>(Model::kTendonLengthExtra));
+    std::copy(data.ten_velocity, data.ten_velocity + count, out.extra<double>(Model::kTendonVelocityExtra));
+  }
+
+  const Model& model_;
+  std::vector<double> qpos_, qvel_;  // reset scratch
+};
+
+}  // namespace torchpool::mujoco

@@ -1,0 +1,90 @@
+// inverted_double_pendulum.h — InvertedDoublePendulum-v5
+// (gymnasium/envs/mujoco/inverted_double_pendulum_v5.py).
+//
+// Two poles on a cart; rewarded for keeping the tip (site 0) high and still.
+// Observation: the cart's x, sin and cos of the hinge angles, qvel clipped to
+// [-10, 10] and the cart's constraint force clipped to [-10, 10]. Terminates
+// when the tip's height y <= 1.
+#pragma once
+
+#include <vector>
+
+#include "mujoco_env.h"
+
+namespace torchpool::mujoco {
+
+class InvertedDoublePendulumModel : public MujocoModel {
+ public:
+  explicit InvertedDoublePendulumModel(const Config& config)
+      : MujocoModel(config),
+        healthy_reward(config.number("healthy_reward")),
+        reset_noise_scale(config.number("reset_noise_scale")),
+        observation_size(1 + 2 * (nq() - 1) + nv() + 1),
+        info_extras({info("reward_survive"), info("distance_penalty"), info("velocity_penalty")}) {
+    if (mj().nsite < 1 || nv() < 3) throw std::invalid_argument("InvertedDoublePendulum needs a tip site and 3 dofs");
+  }
+
+  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
+
+  const double healthy_reward, reset_noise_scale;
+  const size_t observation_size;
+  const std::vector<FieldSpec> info_extras;
+};
+
+class InvertedDoublePendulum : public MujocoEnv {
+ public:
+  using Model = InvertedDoublePendulumModel;
+
+  explicit InvertedDoublePendulum(const Model& model)
+      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
+        qpos_(model.nq()), qvel_(model.nv()) {}
+
+  // InvertedDoublePendulumEnv.reset_model: uniform noise on qpos, Gaussian on qvel.
+  void reset(Rng& rng, StepOutput& out) {
+    const double scale = model_.reset_noise_scale;
+    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
+    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + standard_normal(rng) * scale;
+    sim_.reset(qpos_.data(), qvel_.data());
+    write_observation();
+    publish(out);
+    write_info(out, {0, 0, 0});
+  }
+
+  // InvertedDoublePendulumEnv.step and _get_rew. The squares are x**2 of
+  // NumPy float64 scalars, i.e. pow(x, 2).
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    sim_.do_simulation(action.values, model_.frame_skip);
+    write_observation();
+    if (!publish(out)) return unstable_step();
+
+    const mjData& data = sim_.data();
+    const double x = data.site_xpos[0], y = data.site_xpos[2];
+    const double v1 = data.qvel[1], v2 = data.qvel[2];
+    StepResult result;
+    result.terminated = y <= 1;
+    const double dist_penalty = 0.01 * python_square(x) + python_square(y - 2);
+    const double vel_penalty = 1e-3 * python_square(v1) + 5e-3 * python_square(v2);
+    const double alive_bonus = model_.healthy_reward * (result.terminated ? 0 : 1);
+    result.reward = alive_bonus - dist_penalty - vel_penalty;
+    write_info(out, {alive_bonus, -dist_penalty, -vel_penalty});
+    return result;
+  }
+
+ private:
+  // InvertedDoublePendulumEnv._get_obs.
+  void write_observation() {
+    const mjData& data = sim_.data();
+    const int nq = model_.nq();
+    double* obs = next_observation();
+    *obs++ = data.qpos[0];
+    for (int i = 1; i < nq; ++i) *obs++ = std::sin(data.qpos[i]);
+    for (int i = 1; i < nq; ++i) *obs++ = std::cos(data.qpos[i]);
+    for (int i = 0; i < model_.nv(); ++i) *obs++ = clip(data.qvel[i], -10.0, 10.0);
+    *obs = clip(data.qfrc_constraint[0], -10.0, 10.0);
+  }
+
+  const Model& model_;
+  std::vector<double> qpos_, qvel_;  // reset scratch
+};
+
+}  // namespace torchpool::mujoco

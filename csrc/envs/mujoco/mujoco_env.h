@@ -1,0 +1,370 @@
+// mujoco_env.h — what every Gymnasium v5 MuJoCo task shares
+// (gymnasium/envs/mujoco/mujoco_env.py, class MujocoEnv).
+//
+// The model/data split: a task's Model derives from MujocoModel, which owns the
+// one immutable mjModel of the pool (loaded once from the task's XML) and the
+// kwargs every task has (xml_file, frame_skip). Each env owns one mjData
+// through a Simulation, which mirrors MujocoEnv's reset/set_state/
+// do_simulation call for call, so that the same MuJoCo library reproduces the
+// reference's float64 state bit for bit. MujocoEnv (below) is the base of every
+// task's env: state injection, the observation buffers, and what happens when
+// the simulation goes unstable.
+//
+// Instability. MuJoCo's own checks (mj_checkPos/Vel/Acc, run inside mj_step)
+// reset mjData to qpos0 when a value goes bad and count a warning; Gymnasium
+// carries on from there unaware. Here a step in which MuJoCo counted such a
+// warning, or that produced a non-finite state or observation, is reported as
+// truncated with the extra `unstable` set, reward 0, and the last finite
+// observation; the executor's autoreset then starts a new episode. No NaN
+// reaches the batch.
+//
+// Nothing here allocates per step: buffers are sized once per env.
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../../core/env.h"
+
+namespace torchpool::mujoco {
+
+struct MjModelDeleter {
+  void operator()(mjModel* model) const { mj_deleteModel(model); }
+};
+struct MjDataDeleter {
+  void operator()(mjData* data) const { mj_deleteData(data); }
+};
+using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
+using MjDataPtr = std::unique_ptr<mjData, MjDataDeleter>;
+
+// MuJoCo's default error handler prints and exits the process. A fatal error
+// inside a worker (e.g. the constraint solver running out of stack in a
+// diverging simulation) must become an exception the executor reports with
+// the env id instead. Installed only when nobody else has one.
+[[noreturn]] inline void throw_mujoco_error(const char* message) {
+  throw std::runtime_error(std::string("MuJoCo error: ") + message);
+}
+
+// Loads an MJCF file. Runs on the thread that builds the pool (the executor
+// starts its workers after the Model exists), so setting the handler races
+// with no MuJoCo call of ours.
+inline MjModelPtr load_model(const std::string& path) {
+  // The extension is linked against the wheel's libmujoco.so.<version>; a
+  // different library under that name would break the struct layouts.
+  if (mj_version() != mjVERSION_HEADER)
+    throw std::runtime_error("torchpool was built against MuJoCo " + std::to_string(mjVERSION_HEADER) +
+                             " but loaded MuJoCo " + mj_versionString() +
+                             "; reinstall torchpool against the installed mujoco package");
+  if (mju_user_error == nullptr) mju_user_error = throw_mujoco_error;
+  char error[1024] = "";
+  mjModel* model = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
+  if (model == nullptr) throw std::invalid_argument("cannot load the MuJoCo model '" + path + "': " + error);
+  return MjModelPtr(model);
+}
+
+// ---- NumPy numerics the references rely on ---------------------------------
+
+// np.sum of a float64 array: NumPy's pairwise summation
+// (numpy/_core/src/umath/loops_utils.h.src, pairwise_sum): fewer than 8
+// values add up in order from -0.0; up to 128 use 8 interleaved accumulators;
+// longer arrays split in halves at a multiple of 8. Matching it keeps rewards
+// such as Ant's contact cost (84 squared forces) bit for bit equal.
+template <class Transform>
+double numpy_sum(const double* values, size_t count, Transform transform) {
+  if (count < 8) {
+    double sum = -0.0;
+    for (size_t i = 0; i < count; ++i) sum += transform(values[i]);
+    return sum;
+  }
+  if (count <= 128) {
+    double partial[8];
+    for (size_t k = 0; k < 8; ++k) partial[k] = transform(values[k]);
+    size_t i = 8;
+    for (; i < count - count % 8; i += 8)
+      for (size_t k = 0; k < 8; ++k) partial[k] += transform(values[i + k]);
+    double sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+                 ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+    for (; i < count; ++i) sum += transform(values[i]);
+    return sum;
+  }
+  size_t half = count / 2;
+  half -= half % 8;
+  return numpy_sum(values, half, transform) + numpy_sum(values + half, count - half, transform);
+}
+
+// np.sum(np.square(values)).
+inline double sum_of_squares(const double* values, size_t count) {
+  return numpy_sum(values, count, [](double x) { return x * x; });
+}
+
+// np.clip(x, low, high) for one value (NaN passes through, as in NumPy).
+inline double clip(double x, double low, double high) { return x < low ? low : (x > high ? high : x); }
+
+// x**2 on a NumPy float64 scalar calls libm pow(), which glibc rounds
+// differently from x*x now and then; the volatile exponent keeps the compiler
+// from rewriting pow(x, 2.0) as x*x.
+inline double python_square(double x) {
+  volatile double two = 2.0;
+  return std::pow(x, two);
+}
+
+// np.linalg.norm(v[0:2]): sqrt(dot(v, v)), not hypot.
+inline double norm2(const double* v) { return std::sqrt(v[0] * v[0] + v[1] * v[1]); }
+
+// np.linalg.norm of a 3-vector difference a - b.
+inline double distance3(const double* a, const double* b) {
+  const double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+  return std::sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+// ---- reset noise ------------------------------------------------------------
+
+// np_random.uniform(low, high): uniform in [low, high).
+inline double uniform(Rng& rng, double low, double high) { return rng.uniform(low, high); }
+
+// np_random.standard_normal(): the distribution, not NumPy's numbers (the
+// Box–Muller transform on the env's own Rng; 1 - u keeps the log finite).
+inline double standard_normal(Rng& rng) {
+  const double u1 = 1.0 - rng.uniform(0.0, 1.0);  // (0, 1]
+  const double u2 = rng.uniform(0.0, 1.0);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+// ---- the shared Model ---------------------------------------------------------
+
+// (low, high) from a 2-tuple kwarg such as healthy_z_range.
+struct Range {
+  double low, high;
+};
+
+inline Range range_kwarg(const Config& config, const std::string& key) {
+  const std::vector<double>& values = config.sequence(key);
+  if (values.size() != 2) throw std::invalid_argument(key + " must be a (low, high) pair");
+  return {values[0], values[1]};
+}
+
+inline bool flag_kwarg(const Config& config, const std::string& key) { return config.number(key) != 0.0; }
+
+// The immutable part every task shares: the mjModel and MujocoEnv.__init__'s
+// derived constants.
+class MujocoModel {
+ public:
+  explicit MujocoModel(const Config& config)
+      : model_(load_model(config.string("xml_file"))),
+        frame_skip(static_cast<int>(config.number("frame_skip"))),
+        // MujocoEnv.dt: model.opt.timestep * frame_skip.
+        dt(model_->opt.timestep * frame_skip),
+        // MujocoEnv.__init__: init_qpos/init_qvel are a fresh MjData's qpos (= qpos0) and qvel (= 0).
+        init_qpos(model_->qpos0, model_->qpos0 + model_->nq),
+        init_qvel(model_->nv, 0.0) {
+    if (frame_skip < 1) throw std::invalid_argument("frame_skip must be at least 1");
+    step_cost_ns_ = measure_step_cost_ns();
+  }
+
+  const mjModel& mj() const { return *model_; }
+  int nq() const { return model_->nq; }
+  int nv() const { return model_->nv; }
+  int nu() const { return model_->nu; }
+  int nbody() const { return model_->nbody; }
+
+  // A body's id by name; throws when the XML has no such body.
+  int body_id(const std::string& name) const {
+    const int id = mj_name2id(model_.get(), mjOBJ_BODY, name.c_str());
+    if (id < 0) throw std::invalid_argument("the MuJoCo model has no body named '" + name + "'");
+    return id;
+  }
+
+  // What every task's spec shares. Observations are unbounded float64 boxes
+  // in the reference; actions are MujocoEnv._set_action_space's float32 box
+  // from actuator_ctrlrange. Extras: the task's info values as float64, like
+  // Gymnasium's info dict, then `unstable` (see the file comment).
+  EnvSpec base_spec(Dtype obs_dtype, size_t observation_size, int64_t max_episode_steps,
+                    const std::vector<FieldSpec>& info_extras) const {
+    EnvSpec spec;
+    spec.observation = {{static_cast<int64_t>(observation_size)}, obs_dtype, {}, {}};
+    spec.action.discrete = false;
+    spec.action.shape = {model_->nu};
+    for (int i = 0; i < model_->nu; ++i) {
+      spec.action.low.push_back(static_cast<float>(model_->actuator_ctrlrange[2 * i]));
+      spec.action.high.push_back(static_cast<float>(model_->actuator_ctrlrange[2 * i + 1]));
+    }
+    // `unstable` goes last: the executor packs the extras of a same_step
+    // autoreset back to back in a scratch row, where a 1-byte bool first
+    // would leave the float64 extras after it misaligned.
+    for (const FieldSpec& extra : info_extras) spec.extras.push_back(extra);
+    spec.extras.push_back({"unstable", Dtype::Bool, {}});
+    spec.max_episode_steps = max_episode_steps;
+    spec.step_cost_ns = step_cost_ns_;
+    return spec;
+  }
+
+  // A float64 scalar info extra.
+  static FieldSpec info(const std::string& name) { return {name, Dtype::Float64, {}}; }
+
+ private:
+  // What one env step costs on this model (its frame_skip mj_steps, which
+  // dominate), timed on a scratch mjData from qpos0: the fastest of a few
+  // short trials, so a preemption during one does not inflate it.
+  double measure_step_cost_ns() const {
+    MjDataPtr data(mj_makeData(model_.get()));
+    if (!data) throw std::runtime_error("mj_makeData failed");
+    mj_forward(model_.get(), data.get());
+    mj_step(model_.get(), data.get());  // warm the caches
+    constexpr int kTrials = 5, kEnvStepsPerTrial = 2;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (int trial = 0; trial < kTrials; ++trial) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < kEnvStepsPerTrial * frame_skip; ++i) mj_step(model_.get(), data.get());
+      const std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
+      fastest = std::min(fastest, elapsed.count() / kEnvStepsPerTrial);
+    }
+    return fastest;
+  }
+
+  MjModelPtr model_;
+  double step_cost_ns_ = 0.0;
+
+ public:
+  const int frame_skip;
+  const double dt;
+  const std::vector<double> init_qpos;
+  const std::vector<double> init_qvel;
+};
+
+// ---- one env's simulation ----------------------------------------------------
+
+// One mjData over the pool's shared mjModel, driven as MujocoEnv drives it.
+class Simulation {
+ public:
+  explicit Simulation(const MujocoModel& model) : model_(&model.mj()), data_(mj_makeData(model_)) {
+    if (!data_) throw std::runtime_error("mj_makeData failed");
+  }
+
+  const mjModel& model() const { return *model_; }
+  mjData& data() { return *data_; }
+  const mjData& data() const { return *data_; }
+
+  // MujocoEnv.reset: mj_resetData, then reset_model's set_state(qpos, qvel).
+  void reset(const double* qpos, const double* qvel) {
+    mj_resetData(model_, data_.get());
+    set_state(qpos, qvel);
+  }
+
+  // MujocoEnv.set_state: copy qpos and qvel, then mj_forward. (Its
+  // `data.act[:] = None` when na == 0 touches an empty array.)
+  void set_state(const double* qpos, const double* qvel) {
+    std::copy(qpos, qpos + model_->nq, data_->qpos);
+    std::copy(qvel, qvel + model_->nv, data_->qvel);
+    mj_forward(model_, data_.get());
+  }
+
+  // MujocoEnv.do_simulation -> _step_mujoco_simulation: ctrl = action (no
+  // clipping: MuJoCo clamps ctrl to ctrlrange inside the step, while the
+  // reward's control cost sees the action as given), mj_step frame_skip
+  // times, then mj_rnePostConstraint so cfrc_ext and friends are current.
+  void do_simulation(const double* ctrl, int frame_skip) {
+    std::copy(ctrl, ctrl + model_->nu, data_->ctrl);
+    for (int i = 0; i < frame_skip; ++i) mj_step(model_, data_.get());
+    mj_rnePostConstraint(model_, data_.get());
+  }
+
+  // Whether MuJoCo reset a bad state during this episode (warnings are
+  // cleared by mj_resetData at every reset), or the state is not finite.
+  bool diverged() const {
+    if (data_->warning[mjWARN_BADQPOS].number > 0 || data_->warning[mjWARN_BADQVEL].number > 0 ||
+        data_->warning[mjWARN_BADQACC].number > 0)
+      return true;
+    for (int i = 0; i < model_->nq; ++i)
+      if (!std::isfinite(data_->qpos[i])) return true;
+    for (int i = 0; i < model_->nv; ++i)
+      if (!std::isfinite(data_->qvel[i])) return true;
+    return false;
+  }
+
+  // State injection for parity tests: (qpos, qvel), all of the physics state
+  // these tasks have (na == 0; the solver's warm start is reset with the
+  // episode and evolves identically in the reference).
+  size_t state_size() const { return static_cast<size_t>(model_->nq + model_->nv); }
+  void get_state(double* out) const {
+    std::copy(data_->qpos, data_->qpos + model_->nq, out);
+    std::copy(data_->qvel, data_->qvel + model_->nv, out + model_->nq);
+  }
+  void set_state(const double* state) { set_state(state, state + model_->nq); }
+
+ private:
+  const mjModel* model_;
+  MjDataPtr data_;
+};
+
+// ---- the base of every task's env ----------------------------------------------
+
+// Holds the Simulation and the observation buffers. A task's step() calls
+// do_simulation, writes the candidate observation into next_observation(),
+// and calls publish(): it returns false (having written the `unstable` row)
+// when the step diverged, in which case the task returns unstable_step().
+class MujocoEnv {
+ public:
+  size_t state_size() const { return sim_.state_size(); }
+  void get_state(double* out) const { sim_.get_state(out); }
+  void set_state(const double* state) { sim_.set_state(state); }
+
+ protected:
+  // The task's float64 info extras (`info_extras`, as passed to
+  // MujocoModel::base_spec) come first, then `unstable`.
+  MujocoEnv(const MujocoModel& model, size_t observation_size, const std::vector<FieldSpec>& info_extras)
+      : sim_(model), observation_(observation_size, 0.0), next_observation_(observation_size, 0.0) {
+    for (const FieldSpec& extra : info_extras) info_extra_sizes_.push_back(extra.element_count());
+  }
+
+  double* next_observation() { return next_observation_.data(); }
+
+  // Writes next_observation() if the step kept the simulation sane; otherwise
+  // writes the last good observation and the unstable flag, and returns false.
+  bool publish(StepOutput& out) {
+    bool finite = !sim_.diverged();
+    for (size_t i = 0; finite && i < next_observation_.size(); ++i) finite = std::isfinite(next_observation_[i]);
+    if (!finite) {
+      out.set_observation(observation_.data(), observation_.size());
+      *out.extra<bool>(info_extra_sizes_.size()) = true;
+      for (size_t i = 0; i < info_extra_sizes_.size(); ++i)
+        std::fill_n(out.extra<double>(i), info_extra_sizes_[i], 0.0);
+      return false;
+    }
+    std::swap(observation_, next_observation_);  // swaps buffers, allocates nothing
+    out.set_observation(observation_.data(), observation_.size());
+    *out.extra<bool>(info_extra_sizes_.size()) = false;
+    return true;
+  }
+
+  // The result of a diverged step: truncated, reward 0 (see the file comment).
+  static StepResult unstable_step() {
+    StepResult result;
+    result.truncated = true;
+    return result;
+  }
+
+  // Writes the task's scalar float64 info extras 0, 1, ... in order.
+  static void write_info(StepOutput& out, std::initializer_list<double> values) {
+    size_t i = 0;
+    for (double value : values) *out.extra<double>(i++) = value;
+  }
+
+  Simulation sim_;
+
+ private:
+  std::vector<double> observation_;       // the last published (finite) observation
+  std::vector<double> next_observation_;  // the candidate of the step in progress
+  std::vector<size_t> info_extra_sizes_;  // elements of each info extra
+};
+
+}  // namespace torchpool::mujoco

@@ -1,0 +1,84 @@
+// swimmer.h — Swimmer-v5 (gymnasium/envs/mujoco/swimmer_v5.py).
+//
+// A three-link swimmer in a viscous fluid rewarded for its x velocity.
+// Observation: qpos (without x, y by default) and qvel. Never terminates.
+#pragma once
+
+#include <vector>
+
+#include "mujoco_env.h"
+
+namespace torchpool::mujoco {
+
+class SwimmerModel : public MujocoModel {
+ public:
+  explicit SwimmerModel(const Config& config)
+      : MujocoModel(config),
+        forward_reward_weight(config.number("forward_reward_weight")),
+        ctrl_cost_weight(config.number("ctrl_cost_weight")),
+        reset_noise_scale(config.number("reset_noise_scale")),
+        exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
+        observation_size(nq() + nv() - 2 * exclude_current_positions),
+        info_extras({info("x_position"), info("y_position"), info("distance_from_origin"), info("x_velocity"),
+                     info("y_velocity"), info("reward_forward"), info("reward_ctrl")}) {}
+
+  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
+
+  const double forward_reward_weight, ctrl_cost_weight, reset_noise_scale;
+  const bool exclude_current_positions;
+  const size_t observation_size;
+  const std::vector<FieldSpec> info_extras;
+};
+
+class Swimmer : public MujocoEnv {
+ public:
+  using Model = SwimmerModel;
+
+  explicit Swimmer(const Model& model)
+      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
+        qpos_(model.nq()), qvel_(model.nv()) {}
+
+  // SwimmerEnv.reset_model: uniform noise on qpos and qvel.
+  void reset(Rng& rng, StepOutput& out) {
+    const double scale = model_.reset_noise_scale;
+    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
+    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
+    sim_.reset(qpos_.data(), qvel_.data());
+    write_observation();
+    publish(out);
+    const double* qpos = sim_.data().qpos;
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0});  // _get_reset_info
+  }
+
+  // SwimmerEnv.step: the velocity of qpos[0:2] (the free x, y slides).
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    const double* qpos = sim_.data().qpos;
+    const double x_before = qpos[0], y_before = qpos[1];
+    sim_.do_simulation(action.values, model_.frame_skip);
+    const double x_velocity = (qpos[0] - x_before) / model_.dt;
+    const double y_velocity = (qpos[1] - y_before) / model_.dt;
+    write_observation();
+    if (!publish(out)) return unstable_step();
+
+    const double forward_reward = model_.forward_reward_weight * x_velocity;
+    const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
+    StepResult result;
+    result.reward = forward_reward - ctrl_cost;
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, forward_reward, -ctrl_cost});
+    return result;
+  }
+
+ private:
+  // SwimmerEnv._get_obs.
+  void write_observation() {
+    const mjData& data = sim_.data();
+    double* obs = next_observation();
+    obs = std::copy(data.qpos + (model_.exclude_current_positions ? 2 : 0), data.qpos + model_.nq(), obs);
+    std::copy(data.qvel, data.qvel + model_.nv(), obs);
+  }
+
+  const Model& model_;
+  std::vector<double> qpos_, qvel_;  // reset scratch
+};
+
+}  // namespace torchpool::mujoco
