@@ -43,15 +43,10 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-# This file is named mujoco.py, and Python puts its directory first on sys.path:
-# take it off, or `import mujoco` (in Gymnasium, here) would import this script.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
+import importlib.util
 
-import importlib.util  # noqa: E402
-
-from torchpool import bench  # noqa: E402
-from torchpool.registry import mujoco_assets_dir  # noqa: E402
+from torchpool import bench
+from torchpool.registry import mujoco_assets_dir
 
 ENV_IDS = ("Ant-v5", "HalfCheetah-v5", "Humanoid-v5")
 NUM_ENVS = (8, 64)
