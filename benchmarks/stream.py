@@ -7,7 +7,7 @@ for torchpool.stream next to the loops users would otherwise write:
   * torchrl's Collector over torchpool.TorchPoolEnv (when torchrl is installed);
   * torchrl's Collector over ParallelEnv of GymEnv (when torchrl is installed);
 and, with a trivial policy, the stream's frames/s as a share of the bare
-Pool's steps/s (the stream's own overhead).
+Pool's steps/s (the stream's own overhead), on CartPole-v1 and HalfCheetah-v5.
 
 Every system collects the same number of frames per measurement; measurements
 alternate between systems over --repeats rounds; medians are reported.
@@ -45,8 +45,9 @@ class MLPPolicy(torch.nn.Module):
         return torch.distributions.Categorical(logits=self.net(observation)).sample()
 
 
-def run_stream(num_envs: int, frames: int, steps_per_batch: int, policy, split_envs: bool) -> float:
-    stream = torchpool.stream(ENV_ID, policy, num_envs=num_envs, frames_per_batch=num_envs * steps_per_batch,
+def run_stream(num_envs: int, frames: int, steps_per_batch: int, policy, split_envs: bool,
+               env_id: str = ENV_ID) -> float:
+    stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * steps_per_batch,
                               total_frames=frames, split_envs=split_envs)
     start = time.perf_counter()
     for _ in stream:
@@ -94,14 +95,23 @@ def run_torchrl_collector(make_env, num_envs: int, frames: int, steps_per_batch:
     return rate
 
 
-def run_bare_pool(num_envs: int, frames: int) -> float:
-    with torchpool.make(ENV_ID, num_envs=num_envs) as pool:
+def run_bare_pool(num_envs: int, frames: int, env_id: str = ENV_ID) -> float:
+    with torchpool.make(env_id, num_envs=num_envs) as pool:
         pool.reset()
-        action = torch.zeros(num_envs, dtype=torch.int64)
+        action = torch.zeros((num_envs, *pool.action_spec.shape), dtype=pool.action_spec.dtype)
         start = time.perf_counter()
         for _ in range(frames // num_envs):
             pool.step(action)
         return frames / (time.perf_counter() - start)
+
+
+def zeros_policy(action_shape: tuple[int, ...], dtype: torch.dtype):
+    """A trivial policy: the stream's own cost, with no inference to hide it."""
+    return lambda observation: torch.zeros((observation.shape[0], *action_shape), dtype=dtype)
+
+
+# Envs for the overhead rows: the cheapest there is, and a MuJoCo task (~30 us a step).
+OVERHEAD_ENVS = {"CartPole-v1": ((), torch.int64), "HalfCheetah-v5": ((6,), torch.float32)}
 
 
 def torchrl_available() -> bool:
@@ -116,7 +126,6 @@ def torchrl_available() -> bool:
 def cases(args) -> list[tuple[str, int, callable]]:
     """(system, num_envs, run() -> frames/s) for every measurement of one repeat."""
     mlp = MLPPolicy()
-    zeros = lambda observation: torch.zeros(observation.shape[0], dtype=torch.int64)  # noqa: E731
     T = args.steps_per_batch
     out = []
     for n in args.num_envs:
@@ -134,8 +143,11 @@ def cases(args) -> list[tuple[str, int, callable]]:
             if n <= 8:  # one process per env: more than 8 on a 2-core machine only measures the OS
                 out.append(("torchrl Collector(ParallelEnv), MLP", n, lambda n=n, f=frames: run_torchrl_collector(
                     lambda: ParallelEnv(n, lambda: GymEnv(ENV_ID, categorical_action_encoding=True)), n, f, T, mlp)))
-        out.append(("stream, trivial policy", n, lambda n=n, f=frames: run_stream(n, f, T, zeros, split_envs=False)))
-        out.append(("bare Pool.step", n, lambda n=n, f=frames: run_bare_pool(n, f)))
+        for env_id, (shape, dtype) in OVERHEAD_ENVS.items():
+            env_frames = frames if env_id == ENV_ID else max(n * T, frames // 10 // (n * T) * (n * T))
+            out.append((f"stream, trivial policy, {env_id}", n, lambda n=n, f=env_frames, e=env_id, p=zeros_policy(
+                shape, dtype): run_stream(n, f, T, p, split_envs=False, env_id=e)))
+            out.append((f"bare Pool.step, {env_id}", n, lambda n=n, f=env_frames, e=env_id: run_bare_pool(n, f, e)))
     return out
 
 
@@ -172,9 +184,11 @@ def main() -> None:
         base = median.get(("CleanRL loop over EnvPool, MLP", n))
         ratio = f"{rate / base:.2f}x" if base and "MLP" in system else "-"
         lines.append(f"| {system} | {n} | {rate:,.0f} | {spread:.0%} | {ratio} |")
-    overhead = ["| num_envs | stream (trivial policy) / bare Pool.step |", "|---:|---:|"]
-    for n in args.num_envs:
-        overhead.append(f"| {n} | {median[('stream, trivial policy', n)] / median[('bare Pool.step', n)]:.0%} |")
+    overhead = ["| env | num_envs | stream (trivial policy) / bare Pool.step |", "|---|---:|---:|"]
+    for env_id in OVERHEAD_ENVS:
+        for n in args.num_envs:
+            share = median[(f"stream, trivial policy, {env_id}", n)] / median[(f"bare Pool.step, {env_id}", n)]
+            overhead.append(f"| {env_id} | {n} | {share:.0%} |")
     table = "\n".join(lines) + "\n\n" + "\n".join(overhead)
     print("\n" + table)
     if args.quick:
