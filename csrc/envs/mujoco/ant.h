@@ -55,18 +55,11 @@ class Ant : public MujocoEnv {
  public:
   using Model = AntModel;
 
-  explicit Ant(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit Ant(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // AntEnv.reset_model: uniform noise on qpos, Gaussian noise on qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + scale * standard_normal(rng);
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Normal, out);
     // AntEnv._get_reset_info; the step-only values are 0.
     const double* qpos = sim_.data().qpos;
     write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0, 0, 0});
@@ -75,13 +68,11 @@ class Ant : public MujocoEnv {
   // AntEnv.step.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
     const mjData& data = sim_.data();
-    const double* body_xpos = data.xpos + 3 * model_.main_body;
-    const double x_before = body_xpos[0], y_before = body_xpos[1];
-    sim_.do_simulation(action.values, model_.frame_skip);
-    const double x_velocity = (body_xpos[0] - x_before) / model_.dt;
-    const double y_velocity = (body_xpos[1] - y_before) / model_.dt;
-    write_observation();
-    if (!publish(out)) return unstable_step();
+    const double* body_xpos = data.xpos + 3 * model_.main_body;  // main_body's x, y
+    double velocity[2];
+    if (!step_forward(action, out, [body_xpos](double* xy) { std::copy_n(body_xpos, 2, xy); }, velocity))
+      return unstable_step();
+    const double x_velocity = velocity[0], y_velocity = velocity[1];
 
     // AntEnv._get_rew.
     const bool healthy = is_healthy();
@@ -129,18 +120,13 @@ class Ant : public MujocoEnv {
   }
 
   // AntEnv._get_obs.
-  void write_observation() {
-    const mjData& data = sim_.data();
-    double* obs = next_observation();
-    const int skipped = model_.exclude_current_positions ? 2 : 0;
-    obs = std::copy(data.qpos + skipped, data.qpos + model_.nq(), obs);
-    obs = std::copy(data.qvel, data.qvel + model_.nv(), obs);
+  void write_observation() override {
+    double* obs = write_qpos_qvel(model_.exclude_current_positions ? 2 : 0);
     if (model_.include_cfrc_ext)
       for (size_t i = 6; i < static_cast<size_t>(model_.nbody()) * 6; ++i) *obs++ = clipped_contact_force(i);
   }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

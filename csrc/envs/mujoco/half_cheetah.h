@@ -33,29 +33,19 @@ class HalfCheetah : public MujocoEnv {
  public:
   using Model = HalfCheetahModel;
 
-  explicit HalfCheetah(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit HalfCheetah(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // HalfCheetahEnv.reset_model: uniform noise on qpos, Gaussian noise on qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + scale * standard_normal(rng);
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Normal, out);
     write_info(out, {sim_.data().qpos[0], 0, 0, 0});  // _get_reset_info; step-only values 0
   }
 
   // HalfCheetahEnv.step.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    const double x_before = sim_.data().qpos[0];
-    sim_.do_simulation(action.values, model_.frame_skip);
-    const double x_after = sim_.data().qpos[0];
-    const double x_velocity = (x_after - x_before) / model_.dt;
-    write_observation();
-    if (!publish(out)) return unstable_step();
+    double velocity[1];
+    if (!step_forward(action, out, velocity)) return unstable_step();
+    const double x_after = sim_.data().qpos[0], x_velocity = velocity[0];
 
     const double forward_reward = model_.forward_reward_weight * x_velocity;
     const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
@@ -67,15 +57,9 @@ class HalfCheetah : public MujocoEnv {
 
  private:
   // HalfCheetahEnv._get_obs.
-  void write_observation() {
-    const mjData& data = sim_.data();
-    double* obs = next_observation();
-    obs = std::copy(data.qpos + (model_.exclude_current_positions ? 1 : 0), data.qpos + model_.nq(), obs);
-    std::copy(data.qvel, data.qvel + model_.nv(), obs);
-  }
+  void write_observation() override { write_qpos_qvel(model_.exclude_current_positions ? 1 : 0); }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

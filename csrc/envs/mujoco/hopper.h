@@ -45,30 +45,21 @@ class Hopper : public MujocoEnv {
  public:
   using Model = HopperModel;
 
-  explicit Hopper(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit Hopper(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // HopperEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     const double* qpos = sim_.data().qpos;
     write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], 0, 0, 0, 0});  // _get_reset_info
   }
 
   // HopperEnv.step.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    const double x_before = sim_.data().qpos[0];
-    sim_.do_simulation(action.values, model_.frame_skip);
+    double velocity[1];
+    if (!step_forward(action, out, velocity)) return unstable_step();
+    const double x_velocity = velocity[0];
     const double* qpos = sim_.data().qpos;
-    const double x_velocity = (qpos[0] - x_before) / model_.dt;
-    write_observation();
-    if (!publish(out)) return unstable_step();
 
     const bool healthy = is_healthy();
     const double forward_reward = model_.forward_reward_weight * x_velocity;
@@ -98,15 +89,9 @@ class Hopper : public MujocoEnv {
   }
 
   // HopperEnv._get_obs.
-  void write_observation() {
-    const mjData& data = sim_.data();
-    double* obs = next_observation();
-    obs = std::copy(data.qpos + (model_.exclude_current_positions ? 1 : 0), data.qpos + model_.nq(), obs);
-    for (int i = 0; i < model_.nv(); ++i) *obs++ = clip(data.qvel[i], -10.0, 10.0);
-  }
+  void write_observation() override { write_qpos_qvel(model_.exclude_current_positions ? 1 : 0, true); }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

@@ -83,18 +83,11 @@ class Humanoid : public MujocoEnv {
  public:
   using Model = HumanoidModel;
 
-  explicit Humanoid(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit Humanoid(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // HumanoidEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
-    sim_.reset(qpos_.data(), qvel_.data());
-    model_.observation.write(sim_.model(), sim_.data(), next_observation());
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     const double* qpos = sim_.data().qpos;
     write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0, 0, 0});  // _get_reset_info
     write_tendons(out);
@@ -102,15 +95,10 @@ class Humanoid : public MujocoEnv {
 
   // HumanoidEnv.step.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    double before[2], after[2];
-    mass_center(before);
-    sim_.do_simulation(action.values, model_.frame_skip);
-    mass_center(after);
-    const double x_velocity = (after[0] - before[0]) / model_.dt;
-    const double y_velocity = (after[1] - before[1]) / model_.dt;
+    double velocity[2];  // of the mass centre
+    if (!step_forward(action, out, [this](double* xy) { mass_center(xy); }, velocity)) return unstable_step();
+    const double x_velocity = velocity[0], y_velocity = velocity[1];
     const mjData& data = sim_.data();
-    model_.observation.write(sim_.model(), data, next_observation());
-    if (!publish(out)) return unstable_step();
 
     // HumanoidEnv._get_rew. The control cost squares data.ctrl (= the action).
     const double z = data.qpos[2];
@@ -134,6 +122,9 @@ class Humanoid : public MujocoEnv {
   }
 
  private:
+  // HumanoidEnv._get_obs (HumanoidObservation::write).
+  void write_observation() override { model_.observation.write(sim_.model(), sim_.data(), next_observation()); }
+
   // humanoid_v5.py's mass_center: einsum("b,bj->j", body_mass, xipos) (a
   // plain loop over bodies, as einsum sums) over body_mass.sum(); x and y.
   void mass_center(double* xy) const {
@@ -154,7 +145,6 @@ class Humanoid : public MujocoEnv {
   }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

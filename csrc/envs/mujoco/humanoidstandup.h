@@ -42,18 +42,11 @@ class HumanoidStandup : public MujocoEnv {
  public:
   using Model = HumanoidStandupModel;
 
-  explicit HumanoidStandup(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit HumanoidStandup(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // HumanoidStandupEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
-    sim_.reset(qpos_.data(), qvel_.data());
-    model_.observation.write(sim_.model(), sim_.data(), next_observation());
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     const double* qpos = sim_.data().qpos;
     write_info(out, {qpos[0], qpos[1], qpos[2] - model_.init_qpos[2], 0, 0, 0});  // _get_reset_info
     write_tendons(out);
@@ -61,10 +54,8 @@ class HumanoidStandup : public MujocoEnv {
 
   // HumanoidStandupEnv.step and _get_rew.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    sim_.do_simulation(action.values, model_.frame_skip);
+    if (!simulate(action, out)) return unstable_step();
     const mjData& data = sim_.data();
-    model_.observation.write(sim_.model(), data, next_observation());
-    if (!publish(out)) return unstable_step();
 
     const double* qpos = data.qpos;
     // (pos_after - 0) / model.opt.timestep: the timestep, not dt, as in the reference.
@@ -81,6 +72,9 @@ class HumanoidStandup : public MujocoEnv {
   }
 
  private:
+  // HumanoidEnv._get_obs (HumanoidObservation::write).
+  void write_observation() override { model_.observation.write(sim_.model(), sim_.data(), next_observation()); }
+
   void write_tendons(StepOutput& out) const {
     const mjData& data = sim_.data();
     const int count = sim_.model().ntendon;
@@ -89,7 +83,6 @@ class HumanoidStandup : public MujocoEnv {
   }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

@@ -35,27 +35,19 @@ class InvertedDoublePendulum : public MujocoEnv {
  public:
   using Model = InvertedDoublePendulumModel;
 
-  explicit InvertedDoublePendulum(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit InvertedDoublePendulum(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // InvertedDoublePendulumEnv.reset_model: uniform noise on qpos, Gaussian on qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + standard_normal(rng) * scale;
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    // (standard_normal * scale there; IEEE multiplication commutes, so the same bits.)
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Normal, out);
     write_info(out, {0, 0, 0});
   }
 
   // InvertedDoublePendulumEnv.step and _get_rew. The squares are x**2 of
   // NumPy float64 scalars, i.e. pow(x, 2).
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    sim_.do_simulation(action.values, model_.frame_skip);
-    write_observation();
-    if (!publish(out)) return unstable_step();
+    if (!simulate(action, out)) return unstable_step();
 
     const mjData& data = sim_.data();
     const double x = data.site_xpos[0], y = data.site_xpos[2];
@@ -72,7 +64,7 @@ class InvertedDoublePendulum : public MujocoEnv {
 
  private:
   // InvertedDoublePendulumEnv._get_obs.
-  void write_observation() {
+  void write_observation() override {
     const mjData& data = sim_.data();
     const int nq = model_.nq();
     double* obs = next_observation();
@@ -84,7 +76,6 @@ class InvertedDoublePendulum : public MujocoEnv {
   }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

@@ -32,27 +32,18 @@ class InvertedPendulum : public MujocoEnv {
  public:
   using Model = InvertedPendulumModel;
 
-  explicit InvertedPendulum(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit InvertedPendulum(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // InvertedPendulumEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     write_info(out, {0});
   }
 
   // InvertedPendulumEnv.step: terminated when |observation[1]| (the hinge
   // angle) > 0.2; the reference's "not finite" case is the unstable path here.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    sim_.do_simulation(action.values, model_.frame_skip);
-    write_observation();
-    if (!publish(out)) return unstable_step();
+    if (!simulate(action, out)) return unstable_step();
     StepResult result;
     result.terminated = std::abs(sim_.data().qpos[1]) > 0.2;
     result.reward = result.terminated ? 0.0 : 1.0;
@@ -62,14 +53,9 @@ class InvertedPendulum : public MujocoEnv {
 
  private:
   // InvertedPendulumEnv._get_obs.
-  void write_observation() {
-    const mjData& data = sim_.data();
-    double* obs = std::copy(data.qpos, data.qpos + model_.nq(), next_observation());
-    std::copy(data.qvel, data.qvel + model_.nv(), obs);
-  }
+  void write_observation() override { write_qpos_qvel(0); }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

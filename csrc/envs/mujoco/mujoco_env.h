@@ -308,12 +308,17 @@ class Simulation {
 
 // ---- the base of every task's env ----------------------------------------------
 
-// Holds the Simulation and the observation buffers. A task's step() calls
-// do_simulation, writes the candidate observation into next_observation(),
-// and calls publish(): it returns false (having written the `unstable` row)
-// when the step diverged, in which case the task returns unstable_step().
+// Holds the Simulation, the observation buffers and the reset scratch. A
+// task implements write_observation() (its _get_obs, written into
+// next_observation()). Its step() calls simulate() or step_forward() (which
+// run do_simulation, write_observation and publish): false means the step
+// diverged (the `unstable` row is written), and the task returns
+// unstable_step(). Its reset() fills qpos_/qvel_ and calls begin_episode(),
+// or calls reset_with_noise() when reset_model is the usual init + noise.
 class MujocoEnv {
  public:
+  virtual ~MujocoEnv() = default;
+
   size_t state_size() const { return sim_.state_size(); }
   void get_state(double* out) const { sim_.get_state(out); }
   void set_state(const double* state) { sim_.set_state(state); }
@@ -322,11 +327,83 @@ class MujocoEnv {
   // The task's float64 info extras (`info_extras`, as passed to
   // MujocoModel::base_spec) come first, then `unstable`.
   MujocoEnv(const MujocoModel& model, size_t observation_size, const std::vector<FieldSpec>& info_extras)
-      : sim_(model), observation_(observation_size, 0.0), next_observation_(observation_size, 0.0) {
+      : sim_(model), model_base_(model), qpos_(model.nq()), qvel_(model.nv()),
+        observation_(observation_size, 0.0), next_observation_(observation_size, 0.0) {
     for (const FieldSpec& extra : info_extras) info_extra_sizes_.push_back(extra.element_count());
   }
 
+  // Every task's Model has observation_size and info_extras.
+  template <class TaskModel>
+  explicit MujocoEnv(const TaskModel& model) : MujocoEnv(model, model.observation_size, model.info_extras) {}
+
+  // The task's _get_obs, written into next_observation().
+  virtual void write_observation() = 0;
+
   double* next_observation() { return next_observation_.data(); }
+
+  // The head of most tasks' _get_obs: qpos[skipped:] (the excluded x, or x
+  // and y, slides), then qvel, np.clip(-10, 10)'d where `clipped` (Hopper,
+  // Walker2d). Writes into next_observation(); returns where the rest goes.
+  double* write_qpos_qvel(int skipped, bool clipped = false) {
+    const mjData& data = sim_.data();
+    double* obs = std::copy(data.qpos + skipped, data.qpos + model_base_.nq(), next_observation());
+    if (!clipped) return std::copy(data.qvel, data.qvel + model_base_.nv(), obs);
+    for (int i = 0; i < model_base_.nv(); ++i) *obs++ = clip(data.qvel[i], -10.0, 10.0);
+    return obs;
+  }
+
+  // How reset_model draws the qvel noise: np_random.uniform(-scale, scale)
+  // or scale * np_random.standard_normal().
+  enum class Noise { Uniform, Normal };
+
+  // The reset_model most tasks share: qpos = init_qpos + uniform(-scale,
+  // scale), then qvel = init_qvel + noise, drawn in that order (all qpos
+  // draws, then all qvel draws, as the reference consumes np_random), then
+  // begin_episode().
+  void reset_with_noise(Rng& rng, double scale, Noise qvel_noise, StepOutput& out) {
+    for (int i = 0; i < model_base_.nq(); ++i) qpos_[i] = model_base_.init_qpos[i] + uniform(rng, -scale, scale);
+    for (int i = 0; i < model_base_.nv(); ++i)
+      qvel_[i] = model_base_.init_qvel[i] +
+                 (qvel_noise == Noise::Uniform ? uniform(rng, -scale, scale) : scale * standard_normal(rng));
+    begin_episode(out);
+  }
+
+  // MujocoEnv.reset with the state in qpos_/qvel_: mj_resetData +
+  // set_state, then the first observation.
+  void begin_episode(StepOutput& out) {
+    sim_.reset(qpos_.data(), qvel_.data());
+    write_observation();
+    publish(out);
+  }
+
+  // The step prologue: do_simulation(action, frame_skip), the candidate
+  // observation, publish(). False when the step diverged.
+  bool simulate(const Action& action, StepOutput& out) {
+    sim_.do_simulation(action.values, model_base_.frame_skip);
+    write_observation();
+    return publish(out);
+  }
+
+  // simulate() for tasks rewarded by a velocity: `position(double* p)`
+  // writes N coordinates (e.g. qpos[0], a body's xpos, the mass centre),
+  // read before and after do_simulation; velocity[k] = (after[k] -
+  // before[k]) / dt, as every task's step computes it.
+  template <size_t N, class Position>
+  bool step_forward(const Action& action, StepOutput& out, Position position, double (&velocity)[N]) {
+    double before[N], after[N];
+    position(before);
+    sim_.do_simulation(action.values, model_base_.frame_skip);
+    position(after);
+    for (size_t k = 0; k < N; ++k) velocity[k] = (after[k] - before[k]) / model_base_.dt;
+    write_observation();
+    return publish(out);
+  }
+
+  // step_forward() of the leading N qpos (the free x, or x and y, slides).
+  template <size_t N>
+  bool step_forward(const Action& action, StepOutput& out, double (&velocity)[N]) {
+    return step_forward(action, out, [this](double* p) { std::copy_n(sim_.data().qpos, N, p); }, velocity);
+  }
 
   // Writes next_observation() if the step kept the simulation sane; otherwise
   // writes the last good observation and the unstable flag, and returns false.
@@ -360,6 +437,12 @@ class MujocoEnv {
   }
 
   Simulation sim_;
+
+ private:
+  const MujocoModel& model_base_;
+
+ protected:
+  std::vector<double> qpos_, qvel_;  // reset scratch: the state begin_episode() starts from
 
  private:
   std::vector<double> observation_;       // the last published (finite) observation

@@ -42,9 +42,7 @@ class Pusher : public MujocoEnv {
  public:
   using Model = PusherModel;
 
-  explicit Pusher(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.init_qpos), qvel_(model.nv()) {}
+  explicit Pusher(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // PusherEnv.reset_model: the arm at init_qpos exactly; the cylinder at
   // x ~ U(-0.3, 0), y ~ U(-0.2, 0.2), redrawn until farther than 0.17 from
@@ -65,17 +63,13 @@ class Pusher : public MujocoEnv {
     qpos_[nq - 2] = goal[0], qpos_[nq - 1] = goal[1];
     for (int i = 0; i < nv; ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -0.005, 0.005);
     for (int i = nv - 4; i < nv; ++i) qvel_[i] = 0.0;
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    begin_episode(out);
     write_info(out, {0, 0, 0});
   }
 
   // PusherEnv.step and _get_rew.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    sim_.do_simulation(action.values, model_.frame_skip);
-    write_observation();
-    if (!publish(out)) return unstable_step();
+    if (!simulate(action, out)) return unstable_step();
 
     const double* xpos = sim_.data().xpos;
     const double* object = xpos + 3 * model_.object;
@@ -90,7 +84,7 @@ class Pusher : public MujocoEnv {
 
  private:
   // PusherEnv._get_obs.
-  void write_observation() {
+  void write_observation() override {
     const mjData& data = sim_.data();
     double* obs = next_observation();
     obs = std::copy(data.qpos, data.qpos + PusherModel::kArmJoints, obs);
@@ -100,7 +94,6 @@ class Pusher : public MujocoEnv {
   }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

@@ -37,9 +37,7 @@ class Reacher : public MujocoEnv {
  public:
   using Model = ReacherModel;
 
-  explicit Reacher(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit Reacher(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // ReacherEnv.reset_model: uniform arm noise; a goal uniform in the disc of
   // radius 0.2 (rejection sampling from the square, as the reference does)
@@ -55,17 +53,13 @@ class Reacher : public MujocoEnv {
     qpos_[nq - 2] = goal[0], qpos_[nq - 1] = goal[1];
     for (int i = 0; i < nv; ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -0.005, 0.005);
     qvel_[nv - 2] = qvel_[nv - 1] = 0.0;
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    begin_episode(out);
     write_info(out, {0, 0});
   }
 
   // ReacherEnv.step and _get_rew.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    sim_.do_simulation(action.values, model_.frame_skip);
-    write_observation();
-    if (!publish(out)) return unstable_step();
+    if (!simulate(action, out)) return unstable_step();
 
     const double* xpos = sim_.data().xpos;
     const double reward_dist = -distance3(xpos + 3 * model_.fingertip, xpos + 3 * model_.target) *
@@ -79,7 +73,7 @@ class Reacher : public MujocoEnv {
 
  private:
   // ReacherEnv._get_obs.
-  void write_observation() {
+  void write_observation() override {
     const mjData& data = sim_.data();
     double* obs = next_observation();
     *obs++ = std::cos(data.qpos[0]), *obs++ = std::cos(data.qpos[1]);
@@ -92,7 +86,6 @@ class Reacher : public MujocoEnv {
   }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

@@ -34,31 +34,21 @@ class Swimmer : public MujocoEnv {
  public:
   using Model = SwimmerModel;
 
-  explicit Swimmer(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit Swimmer(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // SwimmerEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     const double* qpos = sim_.data().qpos;
     write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0});  // _get_reset_info
   }
 
   // SwimmerEnv.step: the velocity of qpos[0:2] (the free x, y slides).
   StepResult step(const Action& action, Rng&, StepOutput& out) {
+    double velocity[2];
+    if (!step_forward(action, out, velocity)) return unstable_step();
+    const double x_velocity = velocity[0], y_velocity = velocity[1];
     const double* qpos = sim_.data().qpos;
-    const double x_before = qpos[0], y_before = qpos[1];
-    sim_.do_simulation(action.values, model_.frame_skip);
-    const double x_velocity = (qpos[0] - x_before) / model_.dt;
-    const double y_velocity = (qpos[1] - y_before) / model_.dt;
-    write_observation();
-    if (!publish(out)) return unstable_step();
 
     const double forward_reward = model_.forward_reward_weight * x_velocity;
     const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
@@ -70,15 +60,9 @@ class Swimmer : public MujocoEnv {
 
  private:
   // SwimmerEnv._get_obs.
-  void write_observation() {
-    const mjData& data = sim_.data();
-    double* obs = next_observation();
-    obs = std::copy(data.qpos + (model_.exclude_current_positions ? 2 : 0), data.qpos + model_.nq(), obs);
-    std::copy(data.qvel, data.qvel + model_.nv(), obs);
-  }
+  void write_observation() override { write_qpos_qvel(model_.exclude_current_positions ? 2 : 0); }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco

@@ -44,30 +44,21 @@ class Walker2d : public MujocoEnv {
  public:
   using Model = Walker2dModel;
 
-  explicit Walker2d(const Model& model)
-      : MujocoEnv(model, model.observation_size, model.info_extras), model_(model),
-        qpos_(model.nq()), qvel_(model.nv()) {}
+  explicit Walker2d(const Model& model) : MujocoEnv(model), model_(model) {}
 
   // Walker2dEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
-    const double scale = model_.reset_noise_scale;
-    for (int i = 0; i < model_.nq(); ++i) qpos_[i] = model_.init_qpos[i] + uniform(rng, -scale, scale);
-    for (int i = 0; i < model_.nv(); ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -scale, scale);
-    sim_.reset(qpos_.data(), qvel_.data());
-    write_observation();
-    publish(out);
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     const double* qpos = sim_.data().qpos;
     write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], 0, 0, 0, 0});  // _get_reset_info
   }
 
   // Walker2dEnv.step.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    const double x_before = sim_.data().qpos[0];
-    sim_.do_simulation(action.values, model_.frame_skip);
+    double velocity[1];
+    if (!step_forward(action, out, velocity)) return unstable_step();
+    const double x_velocity = velocity[0];
     const double* qpos = sim_.data().qpos;
-    const double x_velocity = (qpos[0] - x_before) / model_.dt;
-    write_observation();
-    if (!publish(out)) return unstable_step();
 
     // Walker2dEnv.is_healthy: z = qpos[1], angle = qpos[2], strictly inside their ranges.
     auto inside = [](double value, Range range) { return range.low < value && value < range.high; };
@@ -85,15 +76,9 @@ class Walker2d : public MujocoEnv {
 
  private:
   // Walker2dEnv._get_obs.
-  void write_observation() {
-    const mjData& data = sim_.data();
-    double* obs = next_observation();
-    obs = std::copy(data.qpos + (model_.exclude_current_positions ? 1 : 0), data.qpos + model_.nq(), obs);
-    for (int i = 0; i < model_.nv(); ++i) *obs++ = clip(data.qvel[i], -10.0, 10.0);
-  }
+  void write_observation() override { write_qpos_qvel(model_.exclude_current_positions ? 1 : 0, true); }
 
   const Model& model_;
-  std::vector<double> qpos_, qvel_;  // reset scratch
 };
 
 }  // namespace torchpool::mujoco
