@@ -207,7 +207,7 @@ class Executor final : public ExecutorBase {
   static constexpr size_t kMaxExtras = 16;
   // A work item should take about this long, so cheap envs run as tight loops.
   static constexpr double kItemTargetNs = 20000.0;
-  static constexpr double kCallerMaxStepNs = 1e6;
+  static constexpr double kCallerMaxStepNs = 2e4;
   static constexpr double kWakeWorthNs = 30000.0;
 
   struct Slot {
@@ -348,8 +348,10 @@ class Executor final : public ExecutorBase {
   }
 
   // The caller runs queued items itself while it waits: for cheap envs that
-  // avoids waking a worker at all. Not for envs slower than kCallerMaxStepNs,
-  // whose steps would keep Ctrl-C from being noticed.
+  // avoids waking a worker at all. Not for envs slower than kCallerMaxStepNs:
+  // there a wake-up is cheap next to the work, and a third runnable thread
+  // beside num_threads workers only fights them for the cores (measured on
+  // MuJoCo, benchmarks/mujoco_tasks.py); it would also delay Ctrl-C.
   void wait_until(FillCounter& counter, int32_t target, const InterruptCheck& check) {
     const bool caller_runs_items = spec_.step_cost_ns <= kCallerMaxStepNs;
     int32_t polls = 0;
