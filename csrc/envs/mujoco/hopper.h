@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "mujoco_env.h"
+#include "planar_walker.h"
 
 namespace torchpool::mujoco {
 
@@ -41,57 +41,23 @@ class HopperModel : public MujocoModel {
   const std::vector<FieldSpec> info_extras;
 };
 
-class Hopper : public MujocoEnv {
+class Hopper : public PlanarWalker<Hopper, HopperModel> {
  public:
-  using Model = HopperModel;
+  using PlanarWalker::PlanarWalker;
 
-  explicit Hopper(const Model& model) : MujocoEnv(model), model_(model) {}
-
-  // HopperEnv.reset_model: uniform noise on qpos and qvel.
-  void reset(Rng& rng, StepOutput& out) {
-    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
-    const double* qpos = sim_.data().qpos;
-    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], 0, 0, 0, 0});  // _get_reset_info
-  }
-
-  // HopperEnv.step.
-  StepResult step(const Action& action, Rng&, StepOutput& out) {
-    double velocity[1];
-    if (!step_forward(action, out, velocity)) return unstable_step();
-    const double x_velocity = velocity[0];
-    const double* qpos = sim_.data().qpos;
-
-    const bool healthy = is_healthy();
-    const double forward_reward = model_.forward_reward_weight * x_velocity;
-    const double healthy_reward = healthy ? model_.healthy_reward : 0.0;
-    const double rewards = forward_reward + healthy_reward;
-    const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
-    StepResult result;
-    result.reward = rewards - ctrl_cost;
-    result.terminated = !healthy && model_.terminate_when_unhealthy;
-    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], x_velocity, forward_reward, -ctrl_cost, healthy_reward});
-    return result;
-  }
-
- private:
   // HopperEnv.is_healthy: every value of state_vector()[2:] (qpos[2:], qvel)
   // strictly inside healthy_state_range, z = qpos[1] and angle = qpos[2]
   // strictly inside theirs.
   bool is_healthy() const {
     const mjData& data = sim_.data();
     const Range state = model_.healthy_state_range;
-    auto inside = [](double value, Range range) { return range.low < value && value < range.high; };
     for (int i = 2; i < model_.nq(); ++i)
-      if (!inside(data.qpos[i], state)) return false;
+      if (!strictly_inside(data.qpos[i], state)) return false;
     for (int i = 0; i < model_.nv(); ++i)
-      if (!inside(data.qvel[i], state)) return false;
-    return inside(data.qpos[1], model_.healthy_z_range) && inside(data.qpos[2], model_.healthy_angle_range);
+      if (!strictly_inside(data.qvel[i], state)) return false;
+    return strictly_inside(data.qpos[1], model_.healthy_z_range) &&
+           strictly_inside(data.qpos[2], model_.healthy_angle_range);
   }
-
-  // HopperEnv._get_obs.
-  void write_observation() override { write_qpos_qvel(model_.exclude_current_positions ? 1 : 0, true); }
-
-  const Model& model_;
 };
 
 }  // namespace torchpool::mujoco

@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "mujoco_env.h"
+#include "planar_walker.h"
 
 namespace torchpool::mujoco {
 
@@ -40,45 +40,15 @@ class Walker2dModel : public MujocoModel {
   const std::vector<FieldSpec> info_extras;
 };
 
-class Walker2d : public MujocoEnv {
+class Walker2d : public PlanarWalker<Walker2d, Walker2dModel> {
  public:
-  using Model = Walker2dModel;
+  using PlanarWalker::PlanarWalker;
 
-  explicit Walker2d(const Model& model) : MujocoEnv(model), model_(model) {}
-
-  // Walker2dEnv.reset_model: uniform noise on qpos and qvel.
-  void reset(Rng& rng, StepOutput& out) {
-    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
+  // Walker2dEnv.is_healthy: z = qpos[1], angle = qpos[2], strictly inside their ranges.
+  bool is_healthy() const {
     const double* qpos = sim_.data().qpos;
-    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], 0, 0, 0, 0});  // _get_reset_info
+    return strictly_inside(qpos[1], model_.healthy_z_range) && strictly_inside(qpos[2], model_.healthy_angle_range);
   }
-
-  // Walker2dEnv.step.
-  StepResult step(const Action& action, Rng&, StepOutput& out) {
-    double velocity[1];
-    if (!step_forward(action, out, velocity)) return unstable_step();
-    const double x_velocity = velocity[0];
-    const double* qpos = sim_.data().qpos;
-
-    // Walker2dEnv.is_healthy: z = qpos[1], angle = qpos[2], strictly inside their ranges.
-    auto inside = [](double value, Range range) { return range.low < value && value < range.high; };
-    const bool healthy = inside(qpos[1], model_.healthy_z_range) && inside(qpos[2], model_.healthy_angle_range);
-    const double forward_reward = model_.forward_reward_weight * x_velocity;
-    const double healthy_reward = healthy ? model_.healthy_reward : 0.0;
-    const double rewards = forward_reward + healthy_reward;
-    const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
-    StepResult result;
-    result.reward = rewards - ctrl_cost;
-    result.terminated = !healthy && model_.terminate_when_unhealthy;
-    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], x_velocity, forward_reward, -ctrl_cost, healthy_reward});
-    return result;
-  }
-
- private:
-  // Walker2dEnv._get_obs.
-  void write_observation() override { write_qpos_qvel(model_.exclude_current_positions ? 1 : 0, true); }
-
-  const Model& model_;
 };
 
 }  // namespace torchpool::mujoco

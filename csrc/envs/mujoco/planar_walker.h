@@ -1,0 +1,58 @@
+// planar_walker.h — what Hopper-v5 and Walker2d-v5 share.
+//
+// hopper_v5.py and walker2d_v5.py have the same reset (uniform noise on qpos
+// and qvel), the same step (forward reward on x velocity, a healthy reward,
+// a control cost, termination when unhealthy), the same info and the same
+// observation (qpos without x by default, qvel clipped to [-10, 10]). They
+// differ only in is_healthy(), which each task supplies (CRTP: no virtual
+// call on the step path).
+#pragma once
+
+#include "mujoco_env.h"
+
+namespace torchpool::mujoco {
+
+// Range bounds are exclusive in both references' is_healthy.
+inline bool strictly_inside(double value, Range range) { return range.low < value && value < range.high; }
+
+template <class Task, class TaskModel>
+class PlanarWalker : public MujocoEnv {
+ public:
+  using Model = TaskModel;
+
+  explicit PlanarWalker(const Model& model) : MujocoEnv(model), model_(model) {}
+
+  // reset_model: uniform noise on qpos and qvel.
+  void reset(Rng& rng, StepOutput& out) {
+    reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
+    const double* qpos = sim_.data().qpos;
+    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], 0, 0, 0, 0});  // _get_reset_info
+  }
+
+  // step: the same in hopper_v5.py and walker2d_v5.py but for is_healthy.
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    double velocity[1];
+    if (!step_forward(action, out, velocity)) return unstable_step();
+    const double x_velocity = velocity[0];
+    const double* qpos = sim_.data().qpos;
+
+    const bool healthy = static_cast<const Task&>(*this).is_healthy();
+    const double forward_reward = model_.forward_reward_weight * x_velocity;
+    const double healthy_reward = healthy ? model_.healthy_reward : 0.0;
+    const double rewards = forward_reward + healthy_reward;
+    const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
+    StepResult result;
+    result.reward = rewards - ctrl_cost;
+    result.terminated = !healthy && model_.terminate_when_unhealthy;
+    write_info(out, {qpos[0], qpos[1] - model_.init_qpos[1], x_velocity, forward_reward, -ctrl_cost, healthy_reward});
+    return result;
+  }
+
+ protected:
+  // _get_obs.
+  void write_observation() override { write_qpos_qvel(model_.exclude_current_positions ? 1 : 0, true); }
+
+  const Model& model_;
+};
+
+}  // namespace torchpool::mujoco
