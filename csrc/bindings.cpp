@@ -13,6 +13,9 @@
 #include <string>
 
 #include "core/executor.h"
+#ifdef TORCHPOOL_WITH_ATARI
+#include "envs/atari/atari.h"
+#endif
 #include "envs/classic/acrobot.h"
 #include "envs/classic/cartpole.h"
 #include "envs/classic/mountain_car.h"
@@ -65,6 +68,9 @@ const std::map<std::string, Factory>& families() {
       {"Pusher", factory<mujoco::Pusher>()},
       {"InvertedPendulum", factory<mujoco::InvertedPendulum>()},
       {"InvertedDoublePendulum", factory<mujoco::InvertedDoublePendulum>()},
+#ifdef TORCHPOOL_WITH_ATARI
+      {"Atari", factory<atari::Atari>()},
+#endif
   };
   return registry;
 }
@@ -163,6 +169,9 @@ PYBIND11_MODULE(_core, m) {
         e.close();
       });
 
+#ifdef TORCHPOOL_WITH_ATARI
+  m.def("atari_rom_supported", &atari::rom_supported, "whether ALE can run this ROM file (by its MD5)");
+#endif
   m.def("families", [] {
     std::vector<std::string> names;
     for (const auto& entry : families()) names.push_back(entry.first);

@@ -74,7 +74,7 @@ def test_action_of_wrong_dtype(cartpole):
 def test_discrete_action_out_of_range(cartpole, bad):
     action = torch.zeros(4, dtype=torch.int64)
     action[2] = bad
-    with pytest.raises(ValueError, match=rf"action {bad}(\.0+)? for env 2 is not a valid index in \[0, 2\)"):
+    with pytest.raises(ValueError, match=rf"action {bad} for env 2 is not a valid index in \[0, 2\)"):
         cartpole.step(action)
     cartpole.step(torch.zeros(4, dtype=torch.int64))  # the pool is unharmed
 

@@ -321,3 +321,86 @@ _register_mujoco("InvertedDoublePendulum-v5", "InvertedDoublePendulum", {
     "healthy_reward": Kwarg(float, 10.0, "reward per step while the tip is above y = 1"),
     "reset_noise_scale": Kwarg(float, 0.1, _NOISE),
 })
+
+
+# ---- Atari (csrc/envs/atari) --------------------------------------------------
+#
+# Every game whose ROM the installed ale-py ships, as <Game>-v5 with EnvPool's
+# option names and defaults. ROMs are read from the ale-py package at make()
+# time; nothing from ALE lives in this repository.
+
+
+def ale_roms_dir() -> str:
+    """ale_py/roms of the installed ale-py (found without importing it)."""
+    spec = importlib.util.find_spec("ale_py")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the Atari games read their ROMs from the ale-py package: pip install ale-py==0.12.0")
+    return os.path.join(spec.submodule_search_locations[0], "roms")
+
+
+def atari_env_id(rom: str) -> str:
+    """ALE's ROM name to the env id, as ale-py and EnvPool spell it: ``space_invaders`` -> ``SpaceInvaders-v5``."""
+    return "".join(part.capitalize() for part in rom.split("_")) + "-v5"
+
+
+def _atari_roms() -> list[str]:
+    """The ROMs of the installed ale-py that ALE can play single-player (by MD5)."""
+    from . import _core
+    try:
+        directory = ale_roms_dir()
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    return sorted(name[:-4] for name in names
+                  if name.endswith(".bin") and _core.atari_rom_supported(os.path.join(directory, name)))
+
+
+def _prepare_atari(rom: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
+        env_id = atari_env_id(rom)
+        checks = [
+            ("img_height", 1 <= kwargs["img_height"] <= 210, "in [1, 210] (the screen is 210 x 160)"),
+            ("img_width", 1 <= kwargs["img_width"] <= 160, "in [1, 160] (the screen is 210 x 160)"),
+            ("stack_num", kwargs["stack_num"] >= 1, "at least 1"),
+            ("frame_skip", kwargs["frame_skip"] >= 1, "at least 1"),
+            ("noop_max", kwargs["noop_max"] >= 0, "at least 0"),
+            ("repeat_action_probability", 0.0 <= kwargs["repeat_action_probability"] <= 1.0, "in [0, 1]"),
+            ("resize", kwargs["resize"] in ("area", "bilinear"), "'area' or 'bilinear'"),
+        ]
+        for name, ok, expected in checks:
+            if not ok:
+                raise ValueError(f"{env_id}: {name} must be {expected}, got {kwargs[name]!r}")
+        path = os.path.join(ale_roms_dir(), f"{rom}.bin")
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f"{env_id}: no ROM {path}. The ROMs come with ale-py: "
+                f"pip install --force-reinstall ale-py==0.12.0")
+        return {**kwargs, "rom_path": path}
+    return prepare
+
+
+_ATARI_KWARGS = {
+    "img_height": Kwarg(int, 84, "observation height"),
+    "img_width": Kwarg(int, 84, "observation width"),
+    "stack_num": Kwarg(int, 4, "frames stacked into one observation"),
+    "gray_scale": Kwarg(bool, True, "grey frames (else RGB: 3 planes per frame)"),
+    "frame_skip": Kwarg(int, 4, "emulator frames per step; the last two are max-pooled"),
+    "noop_max": Kwarg(int, 30, "reset plays 1..noop_max no-op frames (0: none)"),
+    "use_fire_reset": Kwarg(bool, True, "press FIRE once after each reset (games that have FIRE)"),
+    "episodic_life": Kwarg(bool, False, "a lost life ends the episode (extras' game_over marks the real end)"),
+    "reward_clip": Kwarg(bool, False, "rewards become their sign (extras' raw_reward keeps the score)"),
+    "repeat_action_probability": Kwarg(float, 0.0, "sticky actions per frame (0.25: Gymnasium's ALE v5)"),
+    "full_action_space": Kwarg(bool, False, "all 18 actions instead of the game's minimal set"),
+    "resize": Kwarg(str, "area", "'area' (cv2.INTER_AREA, bit-exact) or 'bilinear'"),
+}
+
+
+def _atari_built() -> bool:
+    from . import _core
+    return "Atari" in _core.families()
+
+
+if _atari_built():
+    for _rom in _atari_roms():
+        register(EnvEntry(atari_env_id(_rom), "Atari", dict(_ATARI_KWARGS), observation="image",
+                          reference=f"ALE/{atari_env_id(_rom)}", prepare=_prepare_atari(_rom)))

@@ -64,6 +64,8 @@ class DiscreteSpec:
 def _bounds(values: list[float], shape: tuple[int, ...], fill: float) -> torch.Tensor:
     if not values:
         return torch.full(shape, fill, dtype=torch.float64)
+    if len(values) == 1:  # one bound for every element (e.g. 0..255 for Atari frames)
+        return torch.full(shape, values[0], dtype=torch.float64)
     return torch.tensor(np.asarray(values, dtype=np.float64).reshape(shape))
 
 

@@ -17,11 +17,14 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <atomic>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,11 +106,8 @@ class Executor final : public ExecutorBase {
         in_flight_(options.num_envs, 0),
         all_ids_(options.num_envs) {
     if (spec_.extras.size() > kMaxExtras) throw std::logic_error("too many extra fields");
-    slots_.reserve(options.num_envs);
-    for (size_t id = 0; id < options.num_envs; ++id) {
-      slots_.push_back(std::make_unique<Slot>(model_, options.seed + id, extras_row_bytes()));
-      all_ids_[id] = static_cast<int64_t>(id);
-    }
+    build_slots();
+    for (size_t id = 0; id < options.num_envs; ++id) all_ids_[id] = static_cast<int64_t>(id);
     action_size_ = spec_.action.element_count();
     action_index_.assign(options.num_envs, 0);
     action_values_.assign(spec_.action.discrete ? 0 : options.num_envs * action_size_, 0.0);
@@ -210,6 +210,35 @@ class Executor final : public ExecutorBase {
   static constexpr double kCallerMaxStepNs = 2e4;
   static constexpr double kWakeWorthNs = 30000.0;
 
+  // Costly envs can be costly to build too (an ALE instance precomputes its
+  // colour tables: ~0.15 s), so they are built on num_threads threads at once;
+  // the first construction error is rethrown here.
+  void build_slots() {
+    const size_t n = options_.num_envs;
+    slots_.resize(n);
+    auto build = [this](size_t id) {
+      slots_[id] = std::make_unique<Slot>(model_, options_.seed + id, extras_row_bytes());
+    };
+    const size_t threads = std::min(options_.num_threads, n);
+    if (threads < 2 || spec_.step_cost_ns <= kCallerMaxStepNs) {
+      for (size_t id = 0; id < n; ++id) build(id);
+      return;
+    }
+    std::vector<std::exception_ptr> errors(threads);
+    std::vector<std::thread> builders;
+    for (size_t t = 0; t < threads; ++t)
+      builders.emplace_back([&, t] {
+        try {
+          for (size_t id = t; id < n; id += threads) build(id);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    for (auto& builder : builders) builder.join();
+    for (auto& error : errors)
+      if (error) std::rethrow_exception(error);
+  }
+
   struct Slot {
     Env env;
     Rng rng;
@@ -298,6 +327,17 @@ class Executor final : public ExecutorBase {
     if (!problem.empty()) throw InputError(problem);
   }
 
+  // Integers print as integers; a float action (1.5) keeps its fraction.
+  template <class T>
+  static std::string format_action(T value) {
+    const double as_double = static_cast<double>(value);
+    if (std::isfinite(as_double) && as_double == std::trunc(as_double) && std::abs(as_double) < 1e15)
+      return std::to_string(static_cast<int64_t>(as_double));
+    std::ostringstream text;
+    text << as_double;
+    return text.str();
+  }
+
   template <class T>
   void copy_typed_actions(const T* actions, const int64_t* ids, size_t count) {
     if (spec_.action.discrete) {
@@ -306,7 +346,7 @@ class Executor final : public ExecutorBase {
         const T value = actions[i];
         if (!(value >= 0 && static_cast<double>(value) < static_cast<double>(n)) ||
             static_cast<double>(static_cast<int64_t>(value)) != static_cast<double>(value))
-          throw InputError("action " + std::to_string(static_cast<double>(value)) + " for env " +
+          throw InputError("action " + format_action(value) + " for env " +
                            std::to_string(ids[i]) + " is not a valid index in [0, " + std::to_string(n) + ")");
       }
       for (size_t i = 0; i < count; ++i) action_index_[ids[i]] = static_cast<int64_t>(actions[i]);

@@ -1,0 +1,274 @@
+// atari.h — every ALE game, with EnvPool's / DeepMind's preprocessing built in.
+//
+// The model/env split: AtariModel reads the task kwargs and asks one scratch
+// ALE instance for the game's action set; each env owns its own
+// ale::ALEInterface (emulator, RAM, ROM settings), touched by one thread at a
+// time.
+//
+// One step, matching ale-py + Gymnasium's AtariPreprocessing (frame_skip)
+// + FrameStackObservation frame for frame:
+//   repeat frame_skip times: pick the action (sticky: keep the previous one
+//   with repeat_action_probability, drawn from the env's Rng), emulate one
+//   frame, add its reward; stop early at game over or (episodic_life) a lost
+//   life; keep the last two frames' screens.
+//   Observation = resize(max(last two frames)), pushed onto the frame stack.
+// Grayscale comes straight from the screen's palette indices through the
+// palette's grey table (what ALE's getScreenGrayscale does), so the emulator's
+// RGB frame is never built for grayscale observations.
+//
+// One deliberate difference: when an episode ends inside the frame skip,
+// AtariPreprocessing returns the previous step's observation again (it stops
+// before copying the screen); here the final observation shows the frames
+// actually reached. Only that terminal frame differs.
+//
+// Reset: reset the game (unless episodic_life and only a life was lost:
+// then the game goes on), then 1..noop_max no-op frames drawn from the Rng,
+// then FIRE once if use_fire_reset and the game has FIRE. The frame stack is
+// filled with the first frame.
+#pragma once
+
+#include <ale/ale_interface.hpp>
+#include <ale/common/Log.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../../core/env.h"
+#include "resize.h"
+
+namespace torchpool::atari {
+
+// ALE logs every ROM load to stderr; a pool of 64 envs would print 64 banners.
+inline void quiet_ale() {
+  static std::once_flag once;
+  std::call_once(once, [] { ale::Logger::setMode(ale::Logger::Error); });
+}
+
+// Whether ALE has game support (rewards, terminal states) for this ROM's MD5.
+// ale-py also ships a few ROMs only its multi-player mode can run (Combat,
+// Joust, ...); ALE's loadROM would exit() the process on those.
+inline bool rom_supported(const std::string& rom_path) {
+  try {
+    return ale::ALEInterface::isSupportedROM(rom_path).has_value();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+inline std::unique_ptr<ale::ALEInterface> load_game(const std::string& rom_path) {
+  quiet_ale();
+  if (!rom_supported(rom_path))
+    throw std::invalid_argument("cannot load the Atari ROM '" + rom_path +
+                                "': ALE has no game support for this file (wrong or damaged ROM?)");
+  auto ale = std::make_unique<ale::ALEInterface>();
+  ale->setFloat("repeat_action_probability", 0.0f);  // sticky actions are ours (per-env Rng)
+  ale->setInt("frame_skip", 1);                       // so is the frame skip
+  ale->setInt("max_num_frames_per_episode", 0);       // and the time limit (the executor's)
+  try {
+    ale->loadROM(rom_path);
+  } catch (const std::exception& error) {
+    throw std::invalid_argument("cannot load the Atari ROM '" + rom_path + "': " + error.what());
+  }
+  return ale;
+}
+
+class AtariModel {
+ public:
+  explicit AtariModel(const Config& config)
+      : rom_path(config.string("rom_path")),
+        height(static_cast<int>(config.number("img_height"))),
+        width(static_cast<int>(config.number("img_width"))),
+        stack_num(static_cast<int>(config.number("stack_num"))),
+        gray_scale(config.number("gray_scale") != 0),
+        frame_skip(static_cast<int>(config.number("frame_skip"))),
+        noop_max(static_cast<int>(config.number("noop_max"))),
+        episodic_life(config.number("episodic_life") != 0),
+        reward_clip(config.number("reward_clip") != 0),
+        repeat_action_probability(config.number("repeat_action_probability")),
+        bilinear(config.string("resize") == "bilinear") {
+    const auto probe = load_game(rom_path);
+    // 210 x 160 for most games; a few (Adventure: 250 rows) are taller.
+    screen_height = static_cast<int>(probe->getScreen().height());
+    screen_width = static_cast<int>(probe->getScreen().width());
+    actions = config.number("full_action_space") != 0 ? probe->getLegalActionSet() : probe->getMinimalActionSet();
+    fire_reset = config.number("use_fire_reset") != 0 &&
+                 std::find(actions.begin(), actions.end(), ale::PLAYER_A_FIRE) != actions.end();
+  }
+
+  int channels() const { return gray_scale ? 1 : 3; }
+
+  EnvSpec spec(Dtype) const {
+    EnvSpec spec;
+    spec.observation = {{stack_num * channels(), height, width}, Dtype::UInt8,
+                        std::vector<double>(1, 0.0), std::vector<double>(1, 255.0)};
+    spec.action.discrete = true;
+    spec.action.num_actions = static_cast<int64_t>(actions.size());
+    spec.extras = {{"lives", Dtype::Int32, {}}, {"raw_reward", Dtype::Float32, {}}, {"game_over", Dtype::Bool, {}}};
+    spec.max_episode_steps = 27000;  // EnvPool's default: 108k frames at frame_skip 4
+    // Measured: ~0.1 ms of emulation per frame on a 2020s x86 core, plus preprocessing.
+    spec.step_cost_ns = 100'000.0 * frame_skip + 30'000.0;
+    return spec;
+  }
+
+  const std::string rom_path;
+  const int height, width, stack_num;
+  const bool gray_scale;
+  const int frame_skip, noop_max;
+  const bool episodic_life, reward_clip;
+  const double repeat_action_probability;
+  const bool bilinear;
+  ale::ActionVect actions;
+  bool fire_reset = false;
+  int screen_height = 0, screen_width = 0;
+};
+
+class Atari {
+ public:
+  using Model = AtariModel;
+
+  explicit Atari(const Model& model)
+      : model_(model),
+        ale_(load_game(model.rom_path)),
+        plane_(static_cast<size_t>(model.height) * model.width),
+        frame_size_(plane_ * model.channels()),
+        pixels_(static_cast<size_t>(model.screen_height) * model.screen_width),
+        area_(model.screen_height, model.screen_width, model.height, model.width),
+        bilinear_(model.screen_height, model.screen_width, model.height, model.width),
+        stack_(frame_size_ * model.stack_num) {
+    // Tables of what ALE's getScreenGrayscale / getScreenRGB compute per
+    // palette index: grey is the palette entry after the index (ALE
+    // interleaves colours and greys), RGB the entry itself as 0xRRGGBB. Most
+    // games only show even indices; some (Air Raid) show odd ones too.
+    const auto& palette = ale_->theOSystem->colourPalette();
+    for (int index = 0; index < 256; ++index) {
+      const uint32_t colour = palette.getRGB(index);
+      rgb_[index] = {static_cast<uint8_t>(colour >> 16), static_cast<uint8_t>(colour >> 8), static_cast<uint8_t>(colour)};
+      grey_[index] = static_cast<uint8_t>(palette.getRGB(std::min(index + 1, 255)) & 0xFF);
+    }
+    for (auto& screen : screens_) screen.resize(pixels_ * model.channels());
+    pooled_.resize(pixels_ * model.channels());
+  }
+
+  void reset(Rng& rng, StepOutput& out) {
+    if (!model_.episodic_life || ale_->game_over(false) || !life_lost_) ale_->reset_game();
+    life_lost_ = false;
+    const int noops = model_.noop_max > 0 ? static_cast<int>(rng.integer(model_.noop_max)) + 1 : 0;
+    for (int i = 0; i < noops; ++i) {
+      ale_->act(ale::PLAYER_A_NOOP);
+      if (ale_->game_over(false)) ale_->reset_game();
+    }
+    if (model_.fire_reset) {
+      ale_->act(ale::PLAYER_A_FIRE);
+      if (ale_->game_over(false)) ale_->reset_game();
+    }
+    last_action_ = ale::PLAYER_A_NOOP;
+    lives_ = ale_->lives();
+
+    capture(screens_[0]);
+    push_frame(screens_[0].data(), /*fill=*/true);
+    write(out, 0.0, false);
+  }
+
+  StepResult step(const Action& action, Rng& rng, StepOutput& out) {
+    const ale::Action chosen = model_.actions[static_cast<size_t>(action.index)];
+    const int skip = model_.frame_skip;
+    double reward = 0.0;
+    bool game_over = false;
+    for (int frame = 0; frame < skip; ++frame) {
+      if (model_.repeat_action_probability <= 0.0 || rng.uniform(0.0, 1.0) >= model_.repeat_action_probability)
+        last_action_ = chosen;
+      reward += ale_->act(last_action_);
+      game_over = ale_->game_over(false);
+      const int lives = ale_->lives();
+      if (model_.episodic_life && lives < lives_) life_lost_ = true;
+      lives_ = lives;
+      if (game_over || life_lost_) {
+        // The episode ends inside the skip: show the frame reached, pooled with
+        // the one before only if that one is this step's second-to-last.
+        capture(screens_[0]);
+        if (frame != skip - 1) screens_[1] = screens_[0];
+        break;
+      }
+      if (frame == skip - 2) capture(screens_[1]);
+      else if (frame == skip - 1) capture(screens_[0]);
+    }
+    const uint8_t* frame = screens_[0].data();
+    if (skip >= 2) {
+      for (size_t i = 0; i < pooled_.size(); ++i) pooled_[i] = std::max(screens_[0][i], screens_[1][i]);
+      frame = pooled_.data();
+    }
+    push_frame(frame, /*fill=*/false);
+
+    StepResult result;
+    result.terminated = game_over || life_lost_;
+    result.reward = model_.reward_clip ? static_cast<double>((reward > 0) - (reward < 0)) : reward;
+    write(out, reward, game_over);
+    return result;
+  }
+
+ private:
+  // The current screen as grey values, or as three planes R, G, B.
+  void capture(std::vector<uint8_t>& into) const {
+    const uint8_t* indices = ale_->getScreen().getArray();
+    if (model_.gray_scale) {
+      for (size_t i = 0; i < pixels_; ++i) into[i] = grey_[indices[i]];
+    } else {
+      for (size_t i = 0; i < pixels_; ++i) {
+        const auto& colour = rgb_[indices[i]];
+        into[i] = colour[0];
+        into[pixels_ + i] = colour[1];
+        into[2 * pixels_ + i] = colour[2];
+      }
+    }
+  }
+
+  // Resizes `screen` (channels x screen height x width) into the newest stack slot; the
+  // stack is a ring, unrolled oldest-first into the output by write().
+  void push_frame(const uint8_t* screen, bool fill) {
+    head_ = (head_ + 1) % model_.stack_num;
+    uint8_t* slot = stack_.data() + static_cast<size_t>(head_) * frame_size_;
+    for (int c = 0; c < model_.channels(); ++c) {
+      if (model_.bilinear) bilinear_(screen + c * pixels_, slot + c * plane_);
+      else area_(screen + c * pixels_, slot + c * plane_);
+    }
+    if (fill)
+      for (int i = 0; i < model_.stack_num; ++i)
+        if (i != head_) std::memcpy(stack_.data() + static_cast<size_t>(i) * frame_size_, slot, frame_size_);
+  }
+
+  void write(StepOutput& out, double raw_reward, bool game_over) {
+    auto* observation = out.observation<uint8_t>();
+    for (int i = 0; i < model_.stack_num; ++i) {
+      const int slot = (head_ + 1 + i) % model_.stack_num;
+      std::memcpy(observation + static_cast<size_t>(i) * frame_size_,
+                  stack_.data() + static_cast<size_t>(slot) * frame_size_, frame_size_);
+    }
+    *out.extra<int32_t>(0) = lives_;
+    *out.extra<float>(1) = static_cast<float>(raw_reward);
+    *out.extra<bool>(2) = game_over;
+  }
+
+  const Model& model_;
+  std::unique_ptr<ale::ALEInterface> ale_;
+  const size_t plane_, frame_size_, pixels_;
+  AreaResize area_;
+  BilinearResize bilinear_;
+  std::array<uint8_t, 256> grey_{};
+  std::array<std::array<uint8_t, 3>, 256> rgb_{};
+  std::array<std::vector<uint8_t>, 2> screens_;  // [0]: last frame, [1]: the one before
+  std::vector<uint8_t> pooled_;
+  std::vector<uint8_t> stack_;
+  int head_ = 0;
+  ale::Action last_action_ = ale::PLAYER_A_NOOP;
+  int lives_ = 0;
+  bool life_lost_ = false;
+};
+
+}  // namespace torchpool::atari
