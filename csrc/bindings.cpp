@@ -171,6 +171,8 @@ PYBIND11_MODULE(_core, m) {
 
 #ifdef TORCHPOOL_WITH_ATARI
   m.def("atari_rom_supported", &atari::rom_supported, "whether ALE can run this ROM file (by its MD5)");
+  m.def("atari_emulation_rate", &atari::emulation_rate, py::call_guard<py::gil_scoped_release>(),
+        "frames/s of bare ALE emulation in one thread (the benchmarks' raw limit)");
 #endif
   m.def("families", [] {
     std::vector<std::string> names;

@@ -375,3 +375,19 @@ def test_cleanrl_ppo_loop_runs_on_pong():
         f"EnvPool's Pong-v5 frames are uint8 (4, 84, 84), got {probe.observation_space}")
     probe.close()
     run_ppo("Pong-v5", CnnAgent, num_updates=3, num_steps=32, learning_rate=2.5e-4, make_kwargs=kwargs)
+
+
+def test_atari_info_terminated_is_the_game_over_not_a_lost_life():
+    # CleanRL's EnvPool scripts log an episode where info["terminated"] is set;
+    # under episodic_life a lost life is `done` but not the end of the game.
+    env = envpool.make("Breakout-v5", env_type="gym", num_envs=1, episodic_life=True, seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    ends = []
+    for _ in range(5000):
+        _, _, done, info = env.step(rng.integers(4, size=1))
+        if done[0]:
+            ends.append((int(info["lives"][0]), int(info["terminated"][0])))
+            if info["terminated"][0]:
+                break
+    assert ends == [(4, 0), (3, 0), (2, 0), (1, 0), (0, 1)]

@@ -28,8 +28,9 @@ and ``gym_envpool.py`` of EnvPool 0.8, the API those scripts were written for):
 ``players = {"env_id": ...}``, as EnvPool gives for every task; and, for every
 family, the keys EnvPool's Atari tasks add and Atari scripts read: ``lives``
 (int32; 0 for families without lives), ``reward`` (float32, the unclipped
-reward) and ``terminated`` (int32, 1 where the game is over: terminated with
-no lives left). Giving these to every family is a superset of EnvPool that
+reward) and ``terminated`` (int32, 1 where the game is over: Atari's
+``game_over`` extra, so a life lost under ``episodic_life`` is not a game
+over; elsewhere terminated with no lives left). Giving these to every family is a superset of EnvPool that
 lets an Atari-shaped script (CleanRL's ``RecordEpisodeStatistics``) run on
 any task.
 
@@ -57,7 +58,7 @@ _POOL_KEYS = frozenset({
     "episode_return", "episode_length", "final_observation",
 })
 # Extras that EnvPool exposes under other names (or that info derives itself).
-_RENAMED_EXTRAS = frozenset({"lives", "raw_reward"})
+_RENAMED_EXTRAS = frozenset({"lives", "raw_reward", "game_over"})  # become lives, reward, terminated
 
 
 def make(
@@ -236,7 +237,10 @@ class EnvPool(gymnasium.Env):
         }
         keys = set(td.keys())
         terminated = td["terminated"].numpy()
-        if "lives" in keys:
+        if "game_over" in keys:  # Atari: the real end of the game, also under episodic_life
+            lives = td["lives"].numpy().astype(np.int32)
+            game_over = td["game_over"].numpy()
+        elif "lives" in keys:
             lives = td["lives"].numpy().astype(np.int32)
             game_over = terminated & (lives == 0)
         else:

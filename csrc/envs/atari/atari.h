@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -270,5 +271,26 @@ class Atari {
   int lives_ = 0;
   bool life_lost_ = false;
 };
+
+// The benchmarks' raw limit (benchmarks/atari.py): frames per second of bare
+// emulation in one thread, uniformly random minimal-set actions, resetting at
+// game over, no screen processing at all.
+inline double emulation_rate(const std::string& rom_path, double seconds) {
+  const auto ale = load_game(rom_path);
+  const ale::ActionVect actions = ale->getMinimalActionSet();
+  Rng rng(0);
+  ale->reset_game();
+  int64_t frames = 0;
+  const auto start = std::chrono::steady_clock::now();
+  double elapsed = 0.0;
+  while (elapsed < seconds) {
+    for (int i = 0; i < 256; ++i, ++frames) {
+      ale->act(actions[static_cast<size_t>(rng.integer(static_cast<int64_t>(actions.size())))]);
+      if (ale->game_over(false)) ale->reset_game();
+    }
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return static_cast<double>(frames) / elapsed;
+}
 
 }  // namespace torchpool::atari

@@ -1,0 +1,284 @@
+"""Atari throughput: torchpool next to EnvPool, ale-py's AtariVectorEnv, Gymnasium's vector envs and the raw limit.
+
+Question: how many Pong-v5 steps/s (and frames/s) with the standard
+preprocessing (84x84 grey, 4-frame stack, frame_skip 4 with max-pooling,
+no-op starts, fire reset) does each system deliver on this machine, and how
+close does torchpool get to what the cores can emulate?
+
+    python benchmarks/atari.py             # full run; writes RESULTS.md and atari.png
+    python benchmarks/atari.py --quick     # smoke test; prints only
+
+Method. Sync: num_envs=8, all envs step per call. Async: num_envs=16,
+batch_size=8, send/recv. Actions are drawn before the timed loop; every system
+hands its outputs over as torch tensors (the NumPy systems pay
+``torch.from_numpy`` inside the loop). A pilot pass sizes each case to
+``--target-seconds``; each repeat runs every case once, alternating direction,
+and the table reports medians.
+
+Systems, all with the same preprocessing and sticky actions off:
+- torchpool: ``torchpool.make("Pong-v5")`` defaults.
+- EnvPool: ``envpool.make("Pong-v5", env_type="gymnasium")`` defaults.
+- ale-py: ``ale_py.vector_env.AtariVectorEnv("pong", reward_clipping=False)``.
+- Gymnasium: ``ALE/Pong-v5`` (frameskip=1) + ``AtariPreprocessing`` +
+  ``FrameStackObservation(4)`` in ``SyncVectorEnv`` and ``AsyncVectorEnv``
+  (one process per env).
+
+Raw limit: cores x one thread's frames/s of bare ALE emulation
+(``torchpool._core.atari_emulation_rate``: ``act()`` with random actions and
+nothing else, in C++), divided by frame_skip, measured in every repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import statistics
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import torchpool
+from torchpool import _core, bench, registry
+
+GAME, ENV_ID, FRAME_SKIP = "pong", "Pong-v5", 4
+SYSTEMS = {  # (system, mode) -> label, in table and legend order
+    ("torchpool", "sync"): "torchpool sync",
+    ("torchpool", "async"): "torchpool async",
+    ("envpool", "sync"): "EnvPool sync",
+    ("envpool", "async"): "EnvPool async",
+    ("ale-py", "sync"): "ale-py AtariVectorEnv sync",
+    ("ale-py", "async"): "ale-py AtariVectorEnv async",
+    ("gymnasium-sync", "sync"): "Gymnasium SyncVectorEnv",
+    ("gymnasium-async", "sync"): "Gymnasium AsyncVectorEnv",
+}
+SYNC_ENVS, ASYNC_ENVS, ASYNC_BATCH = 8, 16, 8
+BEGIN, END = "<!-- atari:begin -->", "<!-- atari:end -->"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke test: 1 repeat, ~0.3 s per measurement; prints the table, writes no files")
+    parser.add_argument("--repeats", type=int, default=3, help="timed passes over all cases; medians over them")
+    parser.add_argument("--target-seconds", type=float, default=2.0, help="wall time of one measurement")
+    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+                        help="where RESULTS.md and atari.png are written")
+    args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.target_seconds = 1, 0.3
+    return args
+
+
+# ---- one runner per system: build, then time `calls` step calls ------------------------------
+
+
+def timed(call, calls: int, warmup: int = 10) -> float:
+    for i in range(warmup):
+        call(i)
+    steps, start = 0, time.perf_counter()
+    for i in range(calls):
+        steps += call(i)
+    return steps / (time.perf_counter() - start)
+
+
+def actions(n: int, batch: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.integers(0, n, size=batch) for _ in range(64)]
+
+
+def run_ale_py(mode: str, calls: int) -> float:
+    from ale_py.vector_env import AtariVectorEnv
+
+    num_envs, batch = (SYNC_ENVS, SYNC_ENVS) if mode == "sync" else (ASYNC_ENVS, ASYNC_BATCH)
+    env = AtariVectorEnv(GAME, num_envs, batch_size=batch if mode == "async" else 0, reward_clipping=False)
+    moves = actions(int(env.single_action_space.n), batch)
+    env.reset(seed=0)
+
+    def call(i):
+        obs, reward, terminated, truncated, _ = env.step(moves[i % 64])
+        torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+        return batch
+
+    try:
+        return timed(call, calls)
+    finally:
+        env.close()
+
+
+def run_gymnasium(vectorization: str, calls: int) -> float:
+    import ale_py
+    import gymnasium
+
+    gymnasium.register_envs(ale_py)
+
+    def make():
+        env = gymnasium.make("ALE/Pong-v5", frameskip=1, repeat_action_probability=0.0)
+        env = gymnasium.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=FRAME_SKIP)
+        return gymnasium.wrappers.FrameStackObservation(env, 4)
+
+    cls = gymnasium.vector.SyncVectorEnv if vectorization == "sync" else gymnasium.vector.AsyncVectorEnv
+    envs = cls([make] * SYNC_ENVS)
+    moves = actions(int(envs.single_action_space.n), SYNC_ENVS)
+    envs.reset(seed=0)
+
+    def call(i):
+        obs, reward, terminated, truncated, _ = envs.step(moves[i % 64])
+        torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+        return SYNC_ENVS
+
+    try:
+        return timed(call, calls, warmup=3)
+    finally:
+        envs.close()
+
+
+@dataclass(frozen=True)
+class Case:
+    system: str
+    mode: str
+
+    @property
+    def num_envs(self) -> int:
+        return SYNC_ENVS if self.mode == "sync" else ASYNC_ENVS
+
+    @property
+    def batch_size(self) -> int:
+        return SYNC_ENVS if self.mode == "sync" else ASYNC_BATCH
+
+    def run(self, calls: int) -> float:
+        batch = ASYNC_BATCH if self.mode == "async" else None
+        if self.system == "torchpool":
+            return bench.run_torchpool(ENV_ID, self.num_envs, calls, batch_size=batch, warmup=10).steps_per_s
+        if self.system == "envpool":
+            return bench.run_envpool(ENV_ID, self.num_envs, calls, batch_size=batch, warmup=10).steps_per_s
+        if self.system == "ale-py":
+            return run_ale_py(self.mode, calls)
+        return run_gymnasium(self.system.removeprefix("gymnasium-"), calls)
+
+
+def draw_plot(rows: list[tuple[Case, float, float]], raw: float, info: dict[str, str], repeats: int,
+              path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"torchpool": "tab:blue", "envpool": "tab:orange", "ale-py": "tab:purple",
+              "gymnasium-sync": "tab:green", "gymnasium-async": "tab:red"}
+    figure, axis = plt.subplots(figsize=(10, 5))
+    labels = [SYSTEMS[case.system, case.mode] for case, _, _ in rows]
+    bars = axis.barh(labels, [rate * FRAME_SKIP for _, rate, _ in rows],
+                     color=[colors[case.system] for case, _, _ in rows],
+                     hatch=["//" if case.mode == "async" else None for case, _, _ in rows], edgecolor="white")
+    for bar, (_, rate, _) in zip(bars, rows):
+        axis.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {rate * FRAME_SKIP:,.0f}",
+                  va="center", fontsize=8)
+    axis.axvline(raw * FRAME_SKIP, color="black", linestyle="--", label="raw limit (cores x 1-thread ALE emulation)")
+    axis.invert_yaxis()
+    axis.set(xlabel="frames/s (= 4 x env steps/s)",
+             title=f"Pong-v5, sync num_envs={SYNC_ENVS}; async num_envs={ASYNC_ENVS}, batch {ASYNC_BATCH}; "
+                   f"median of {repeats}\n{info['cpu']}, {info['cores']} cores")
+    axis.legend(loc="lower right", fontsize=8)
+    axis.grid(True, axis="x", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    warnings.filterwarnings("ignore")
+    started = time.perf_counter()
+    cores = os.cpu_count() or 1
+    rom = os.path.join(registry.ale_roms_dir(), f"{GAME}.bin")
+    cases = [Case(system, mode) for system, mode in SYSTEMS if system != "envpool" or bench.envpool_available()]
+
+    print(f"Pilot pass over {len(cases)} cases, then {args.repeats} repeat(s) ...", flush=True)
+    calls: dict[Case, int] = {}
+    skipped: dict[Case, str] = {}
+    for case in cases:
+        try:
+            pilot_calls = 10
+            rate = case.run(pilot_calls)
+            calls[case] = max(10, round(args.target_seconds * rate / case.batch_size))
+        except Exception as error:
+            skipped[case] = f"{type(error).__name__}: {error}"
+    cases = [case for case in cases if case in calls]
+
+    rates: dict[Case, list[float]] = {case: [] for case in cases}
+    raw_rates: list[float] = []
+    for repeat in range(args.repeats):
+        for case in cases if repeat % 2 == 0 else reversed(cases):
+            rates[case].append(case.run(calls[case]))
+        raw_rates.append(_core.atari_emulation_rate(rom, min(2.0, args.target_seconds)))
+        print(f"  repeat {repeat + 1}/{args.repeats} done ({(time.perf_counter() - started) / 60:.1f} min)", flush=True)
+    elapsed_min = (time.perf_counter() - started) / 60
+
+    raw_frames = cores * statistics.median(raw_rates)
+    raw_steps = raw_frames / FRAME_SKIP
+    medians = {case: statistics.median(values) for case, values in rates.items()}
+    rows = [(case, medians[case], (max(rates[case]) - min(rates[case])) / medians[case]) for case in cases]
+
+    def ratio(case: Case, other: str) -> str:
+        mine, theirs = medians.get(case), medians.get(Case(other, case.mode))
+        return f"{mine / theirs:.2f}x" if case.system == "torchpool" and mine and theirs else "-"
+
+    columns = ("system", "mode", "num_envs", "batch", "steps/s", "frames/s", "spread", "torchpool/EnvPool",
+               "torchpool/ale-py", "of raw limit")
+    table = [(SYSTEMS[c.system, c.mode].removesuffix(f" {c.mode}"), c.mode, str(c.num_envs), str(c.batch_size),
+              f"{rate:,.0f}", f"{rate * FRAME_SKIP:,.0f}", f"{spread:.0%}", ratio(c, "envpool"), ratio(c, "ale-py"),
+              f"{rate / raw_steps:.0%}") for c, rate, spread in rows]
+    widths = [max(len(col), *(len(r[i]) for r in table)) for i, col in enumerate(columns)]
+    print(f"\nMedians of {args.repeats} repeat(s), ~{args.target_seconds} s per measurement, {elapsed_min:.1f} min.")
+    print("  ".join(col.rjust(w) for col, w in zip(columns, widths)))
+    for r in table:
+        print("  ".join(cell.rjust(w) for cell, w in zip(r, widths)))
+    raw_line = (f"{cores} x {statistics.median(raw_rates):,.0f} frames/s (one thread, bare ALE emulation) = "
+                f"{raw_frames:,.0f} frames/s = {raw_steps:,.0f} steps/s")
+    print("Raw limit: " + raw_line)
+    for case, reason in skipped.items():
+        print(f"skipped {case}: {reason}")
+    if args.quick:
+        print("\n--quick: RESULTS.md and atari.png left untouched.")
+        sys.exit(0)
+
+    info = bench.machine(("envpool", "gymnasium", "ale_py"))
+    draw_plot(rows, raw_steps, info, args.repeats, args.output_dir / "atari.png")
+    command = " ".join(["python benchmarks/atari.py", *sys.argv[1:]])
+    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
+        BEGIN,
+        "## Atari: Pong-v5 steps/s and frames/s (`benchmarks/atari.py`)",
+        "",
+        "How fast does each system run Pong-v5 with the standard preprocessing (84x84 grey, stack 4, "
+        "frame_skip 4 with max-pooling, up to 30 no-ops, fire reset, no sticky actions), and how close is "
+        "torchpool to the machine's raw limit? Targets: at least 1.25x EnvPool, 1.1x ale-py's AtariVectorEnv "
+        "and 85% of the raw limit.",
+        "",
+        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
+        f"- Software: {info['versions']}",
+        f"- Command: `{command}` ({elapsed_min:.1f} min)",
+        f"- Settings: sync num_envs={SYNC_ENVS}; async num_envs={ASYNC_ENVS}, batch_size={ASYNC_BATCH} "
+        f"(send/recv); {args.repeats} repeats, each timing every case once (alternating direction), "
+        f"~{args.target_seconds} s per measurement after a warm-up; random actions drawn before the timed loop; "
+        "outputs handed over as torch tensors by every system. Threads: each system's default. "
+        "Gymnasium: `ALE/Pong-v5` (frameskip=1) + `AtariPreprocessing` + `FrameStackObservation(4)`, "
+        "AsyncVectorEnv with one process per env. spread = (max - min) / median over repeats.",
+        f"- Raw limit: {raw_line}; `of raw limit` = steps/s over it.",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join("---:" if i >= 2 else "---" for i in range(len(columns))) + "|",
+        *["| " + " | ".join(r) + " |" for r in table],
+        "",
+        *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
+        "![Pong-v5 frames/s per system](atari.png)",
+        END,
+    ]), BEGIN, END)
+    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'atari.png'}")
