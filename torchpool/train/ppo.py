@@ -61,6 +61,8 @@ class Args:
     """normalise advantages per minibatch"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before GAE (returns are logged unscaled)"""
+    norm_obs: bool = False
+    """normalise observations by a running mean and variance, updated after each batch's update"""
     hidden: int = 64
     """width of the two hidden layers"""
     seed: int = 1
@@ -86,6 +88,12 @@ RECIPES: dict[str, dict] = {
                         gamma=0.95, gae_lambda=0.9, update_epochs=10, num_minibatches=32, ent_coef=0.0,
                         reward_scale=0.1, target_return=-200.0),
     "MountainCarContinuous-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=256, ent_coef=0.0),
+    # CleanRL's ppo_continuous_action.py settings (2048-frame batches, 32 minibatches, 10 epochs, lr 3e-4),
+    # spread over 8 envs; its NormalizeReward wrapper is replaced by a fixed reward_scale.
+    "HalfCheetah-v5": dict(total_frames=1_000_000, num_envs=8, num_steps=256, learning_rate=3e-4,
+                           num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
+    "Ant-v5": dict(total_frames=1_000_000, num_envs=8, num_steps=256, learning_rate=3e-4,
+                   num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
 }
 
 
@@ -96,11 +104,40 @@ def layer(inputs: int, outputs: int, std: float = np.sqrt(2)) -> nn.Linear:
     return linear
 
 
+class RunningNorm(nn.Module):
+    """Observations [n, obs_size] -> (x - mean) / std clipped to [-10, 10], as CleanRL's NormalizeObservation.
+
+    The statistics are buffers (saved with the weights) and change only in update(), which train() calls
+    after each batch's PPO epochs, so the epochs see a batch normalised as it was when collected.
+    """
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(size))
+        self.register_buffer("var", torch.ones(size))
+        self.register_buffer("count", torch.tensor(1e-4))
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        return ((observation - self.mean) / (self.var + 1e-8).sqrt()).clamp(-10.0, 10.0)
+
+    @torch.no_grad()
+    def update(self, observation: torch.Tensor) -> None:
+        """Merges a batch's mean and variance into the running ones (Chan et al.'s parallel formula)."""
+        n = observation.shape[0]
+        delta = observation.mean(0) - self.mean
+        total = self.count + n
+        self.mean += delta * n / total
+        self.var.copy_((self.var * self.count + observation.var(0, unbiased=False) * n
+                        + delta.square() * self.count * n / total) / total)
+        self.count.fill_(total)
+
+
 class Agent(nn.Module):
     """CleanRL's MLP actor-critic: Categorical for discrete actions, a diagonal Gaussian otherwise."""
 
-    def __init__(self, obs_size: int, action_spec, hidden: int):
+    def __init__(self, obs_size: int, action_spec, hidden: int, norm_obs: bool = False):
         super().__init__()
+        self.normalize = RunningNorm(obs_size) if norm_obs else nn.Identity()
         self.discrete = hasattr(action_spec, "n")
         out = action_spec.n if self.discrete else int(np.prod(action_spec.shape))
         self.critic = nn.Sequential(layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
@@ -112,8 +149,11 @@ class Agent(nn.Module):
             self.register_buffer("low", action_spec.low.float())
             self.register_buffer("high", action_spec.high.float())
 
+    def value(self, observation: torch.Tensor) -> torch.Tensor:
+        return self.critic(self.normalize(observation))
+
     def distribution(self, observation: torch.Tensor):
-        logits = self.actor(observation)
+        logits = self.actor(self.normalize(observation))
         if self.discrete:
             return Categorical(logits=logits)
         return Normal(logits, self.log_std.exp().expand_as(logits))
@@ -130,7 +170,7 @@ class Agent(nn.Module):
         """The stream's policy: an action plus what PPO needs later, under the batch's keys."""
         distribution = self.distribution(observation)
         action = distribution.sample()
-        extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": self.critic(observation)}
+        extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": self.value(observation)}
         # Continuous envs clip where their reference does; the log-prob stays that of the raw sample.
         return action, extras
 
@@ -159,7 +199,7 @@ def train(args: Args) -> dict:
     with torchpool.make(args.env_id, num_envs=1) as probe:
         obs_size = int(np.prod(probe.observation_spec.shape))
         action_spec = probe.action_spec
-    agent = Agent(obs_size, action_spec, args.hidden).to(device)
+    agent = Agent(obs_size, action_spec, args.hidden, args.norm_obs).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     frames_per_batch = args.num_envs * args.num_steps
     stream = torchpool.stream(args.env_id, agent.act, num_envs=args.num_envs, frames_per_batch=frames_per_batch,
@@ -185,7 +225,7 @@ def train(args: Args) -> dict:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - frames / args.total_frames)
 
         with torch.no_grad():
-            next_value = agent.critic(batch["next", "observation"]).squeeze(-1)
+            next_value = agent.value(batch["next", "observation"]).squeeze(-1)
             advantage = gae(batch, next_value, args.gamma, args.gae_lambda, args.reward_scale)
             returns = advantage + batch["state_value"].squeeze(-1)
         flat = {"observation": batch["observation"].reshape(frames_per_batch, -1),
@@ -205,13 +245,15 @@ def train(args: Args) -> dict:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 policy_loss = torch.max(-adv * ratio,
                                         -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                value_loss = 0.5 * (agent.critic(flat["observation"][index]).squeeze(-1)
+                value_loss = 0.5 * (agent.value(flat["observation"][index]).squeeze(-1)
                                     - flat["returns"][index]).pow(2).mean()
                 loss = policy_loss + args.vf_coef * value_loss - args.ent_coef * agent.entropy(distribution).mean()
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
+        if args.norm_obs:
+            agent.normalize.update(flat["observation"])
 
         if bar is not None:
             bar.update(frames_per_batch)
@@ -241,16 +283,15 @@ def _save(agent: Agent, result: dict, out_dir: Path) -> None:
     if not result["curve"]:
         return
     try:
-        import matplotlib
+        # A bare Figure, not pyplot: saving must not switch the caller's backend (a notebook's inline plots).
+        from matplotlib.figure import Figure
     except ImportError:
         print("matplotlib is not installed: no learning-curve PNG (pip install matplotlib)")
         return
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     frames, _, returns = zip(*result["curve"])
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig = Figure(figsize=(6, 3.5))
+    ax = fig.subplots()
     ax.plot(frames, returns)
     if result["target_return"] is not None:
         ax.axhline(result["target_return"], color="gray", linestyle="--", label="target")
@@ -260,4 +301,3 @@ def _save(agent: Agent, result: dict, out_dir: Path) -> None:
     ax.set_title(f"PPO on {result['env_id']}: {result['wall_seconds']:.0f} s, {result['frames_per_s']:,.0f} frames/s")
     fig.tight_layout()
     fig.savefig(f"{stem}.png", dpi=110)
-    plt.close(fig)
