@@ -12,9 +12,10 @@
 //   frame, add its reward; stop early at game over or (episodic_life) a lost
 //   life; keep the last two frames' screens.
 //   Observation = resize(max(last two frames)), pushed onto the frame stack.
-// Grayscale comes straight from the screen's palette indices through the
-// palette's grey table (what ALE's getScreenGrayscale does), so the emulator's
-// RGB frame is never built for grayscale observations.
+// The last two frames are kept as the emulator's palette indices; grey (or
+// R, G, B) values come from the palette's tables (what ALE's
+// getScreenGrayscale / getScreenRGB do) row by row as the resizer asks, so no
+// full-size grey, RGB or pooled frame is ever written.
 //
 // One deliberate difference: when an episode ends inside the frame skip,
 // AtariPreprocessing returns the previous step's observation again (it stops
@@ -150,11 +151,12 @@ class Atari {
     const auto& palette = ale_->theOSystem->colourPalette();
     for (int index = 0; index < 256; ++index) {
       const uint32_t colour = palette.getRGB(index);
-      rgb_[index] = {static_cast<uint8_t>(colour >> 16), static_cast<uint8_t>(colour >> 8), static_cast<uint8_t>(colour)};
-      grey_[index] = static_cast<uint8_t>(palette.getRGB(std::min(index + 1, 255)) & 0xFF);
+      tables_[0][index] = static_cast<uint8_t>(palette.getRGB(std::min(index + 1, 255)) & 0xFF);  // grey
+      tables_[1][index] = static_cast<uint8_t>(colour >> 16);                                    // red
+      tables_[2][index] = static_cast<uint8_t>(colour >> 8);                                     // green
+      tables_[3][index] = static_cast<uint8_t>(colour);                                          // blue
     }
-    for (auto& screen : screens_) screen.resize(pixels_ * model.channels());
-    pooled_.resize(pixels_ * model.channels());
+    for (auto& frame : frames_) frame.resize(pixels_);
   }
 
   void reset(Rng& rng, StepOutput& out) {
@@ -172,8 +174,8 @@ class Atari {
     last_action_ = ale::PLAYER_A_NOOP;
     lives_ = ale_->lives();
 
-    capture(screens_[0]);
-    push_frame(screens_[0].data(), /*fill=*/true);
+    capture(frames_[0]);
+    push_frame(/*pooled=*/false, /*fill=*/true);
     write(out, 0.0, false);
   }
 
@@ -193,19 +195,14 @@ class Atari {
       if (game_over || life_lost_) {
         // The episode ends inside the skip: show the frame reached, pooled with
         // the one before only if that one is this step's second-to-last.
-        capture(screens_[0]);
-        if (frame != skip - 1) screens_[1] = screens_[0];
+        capture(frames_[0]);
+        if (frame != skip - 1) frames_[1] = frames_[0];
         break;
       }
-      if (frame == skip - 2) capture(screens_[1]);
-      else if (frame == skip - 1) capture(screens_[0]);
+      if (frame == skip - 2) capture(frames_[1]);
+      else if (frame == skip - 1) capture(frames_[0]);
     }
-    const uint8_t* frame = screens_[0].data();
-    if (skip >= 2) {
-      for (size_t i = 0; i < pooled_.size(); ++i) pooled_[i] = std::max(screens_[0][i], screens_[1][i]);
-      frame = pooled_.data();
-    }
-    push_frame(frame, /*fill=*/false);
+    push_frame(/*pooled=*/skip >= 2, /*fill=*/false);
 
     StepResult result;
     result.terminated = game_over || life_lost_;
@@ -215,29 +212,32 @@ class Atari {
   }
 
  private:
-  // The current screen as grey values, or as three planes R, G, B.
+  // The emulator's current screen: palette indices, one byte per pixel.
   void capture(std::vector<uint8_t>& into) const {
-    const uint8_t* indices = ale_->getScreen().getArray();
-    if (model_.gray_scale) {
-      for (size_t i = 0; i < pixels_; ++i) into[i] = grey_[indices[i]];
-    } else {
-      for (size_t i = 0; i < pixels_; ++i) {
-        const auto& colour = rgb_[indices[i]];
-        into[i] = colour[0];
-        into[pixels_ + i] = colour[1];
-        into[2 * pixels_ + i] = colour[2];
-      }
-    }
+    std::memcpy(into.data(), ale_->getScreen().getArray(), pixels_);
   }
 
-  // Resizes `screen` (channels x screen height x width) into the newest stack slot; the
-  // stack is a ring, unrolled oldest-first into the output by write().
-  void push_frame(const uint8_t* screen, bool fill) {
+  // Resizes the observed frame into the newest stack slot, one plane per
+  // channel; the stack is a ring, unrolled oldest-first by write(). The
+  // resizer asks for source rows; each is looked up from the palette indices
+  // (and max-pooled over the last two frames) only when asked for.
+  void push_frame(bool pooled, bool fill) {
     head_ = (head_ + 1) % model_.stack_num;
     uint8_t* slot = stack_.data() + static_cast<size_t>(head_) * frame_size_;
+    const size_t width = static_cast<size_t>(model_.screen_width);
     for (int c = 0; c < model_.channels(); ++c) {
-      if (model_.bilinear) bilinear_(screen + c * pixels_, slot + c * plane_);
-      else area_(screen + c * pixels_, slot + c * plane_);
+      const uint8_t* table = tables_[model_.gray_scale ? 0 : 1 + c].data();
+      auto row = [&](int r, uint8_t* line) {
+        const uint8_t* last = frames_[0].data() + r * width;
+        if (pooled) {
+          const uint8_t* before = frames_[1].data() + r * width;
+          for (size_t x = 0; x < width; ++x) line[x] = std::max(table[last[x]], table[before[x]]);
+        } else {
+          for (size_t x = 0; x < width; ++x) line[x] = table[last[x]];
+        }
+      };
+      if (model_.bilinear) bilinear_(row, slot + c * plane_);
+      else area_(row, slot + c * plane_);
     }
     if (fill)
       for (int i = 0; i < model_.stack_num; ++i)
@@ -261,10 +261,8 @@ class Atari {
   const size_t plane_, frame_size_, pixels_;
   AreaResize area_;
   BilinearResize bilinear_;
-  std::array<uint8_t, 256> grey_{};
-  std::array<std::array<uint8_t, 3>, 256> rgb_{};
-  std::array<std::vector<uint8_t>, 2> screens_;  // [0]: last frame, [1]: the one before
-  std::vector<uint8_t> pooled_;
+  std::array<std::array<uint8_t, 256>, 4> tables_{};  // palette index -> grey, red, green, blue
+  std::array<std::vector<uint8_t>, 2> frames_;        // palette indices: [0] last frame, [1] the one before
   std::vector<uint8_t> stack_;
   int head_ = 0;
   ale::Action last_action_ = ale::PLAYER_A_NOOP;

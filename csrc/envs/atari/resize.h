@@ -1,13 +1,19 @@
 // resize.h — shrinking an Atari frame (one uint8 plane) to the agent's size.
 //
+// Both resizers pull source rows through a callback, `row(r, line)`, that
+// fills `line` with source row r. The Atari env builds each row on demand
+// from the emulator's palette indices (grey or one colour channel, max-pooled
+// over two frames), so a full-size intermediate frame is never written, and
+// each source row is built at most once per frame.
+//
 // Area (the default) reproduces OpenCV's cv2.resize(..., INTER_AREA) for a
-// non-integer shrink bit for bit, which is what Gymnasium's AtariPreprocessing
-// and EnvPool call: the same per-tap float weights, the same float
-// accumulation order (each source row summed horizontally, then the rows
-// weighted into the output row) and the same round-half-to-even. Nothing is
-// generic at run time: the taps are computed once per pool for the one
-// (source, target) size pair, so a 210x160 -> 84x84 frame is ~36k
-// multiply-adds with no branching on weights.
+// shrink bit for bit, which is what Gymnasium's AtariPreprocessing and EnvPool
+// call: the same per-tap float weights, the same float accumulation order
+// (each source row summed horizontally, then the rows weighted into the
+// output row) and the same round-half-to-even. The taps are computed once per
+// pool for the one (source, target) size pair and padded to a fixed count per
+// output column with zero weights, so the inner loop has no branches
+// (x + 0.0f == x exactly, so the padding changes no result).
 //
 // Bilinear is OpenCV's INTER_LINEAR geometry (pixel centres aligned,
 // coordinates clamped at the border) in float; it may differ from OpenCV's
@@ -30,7 +36,8 @@ struct Tap {
 
 // OpenCV's computeResizeAreaTab: output cell d covers [d*scale, (d+1)*scale)
 // of the source; whole source pixels weigh 1/cell, the partial ones at either
-// end their covered fraction (fractions under 1e-3 dropped).
+// end their covered fraction (fractions under 1e-3 dropped). Taps come out
+// ordered by target, then source.
 inline std::vector<Tap> area_taps(int source_size, int target_size) {
   const double scale = 1.0 / (static_cast<double>(target_size) / source_size);
   std::vector<Tap> taps;
@@ -56,27 +63,43 @@ inline uint8_t round_to_u8(float value) {
 class AreaResize {
  public:
   AreaResize(int source_height, int source_width, int height, int width)
-      : source_width_(source_width), width_(width),
-        rows_(area_taps(source_height, height)), columns_(area_taps(source_width, width)),
-        row_sum_(width), out_sum_(width) {}
+      : width_(width), rows_(area_taps(source_height, height)), line_(source_width), row_sum_(width),
+        out_sum_(width) {
+    // Columns: the taps of each output column, padded to the same count.
+    const std::vector<Tap> columns = area_taps(source_width, width);
+    std::vector<int> count(width, 0);
+    for (const Tap& tap : columns) ++count[tap.target];
+    taps_per_column_ = *std::max_element(count.begin(), count.end());
+    column_source_.assign(static_cast<size_t>(width) * taps_per_column_, 0);
+    column_weight_.assign(static_cast<size_t>(width) * taps_per_column_, 0.0f);
+    std::fill(count.begin(), count.end(), 0);
+    for (const Tap& tap : columns) {
+      const size_t k = static_cast<size_t>(tap.target) * taps_per_column_ + count[tap.target]++;
+      column_source_[k] = tap.source;
+      column_weight_[k] = tap.weight;
+    }
+  }
 
   // Not thread-safe (scratch rows): one per env.
-  void operator()(const uint8_t* source, uint8_t* target) {
+  template <class Row>
+  void operator()(const Row& row, uint8_t* target) {
     std::fill(out_sum_.begin(), out_sum_.end(), 0.0f);
-    int current = rows_.front().target;
-    for (const Tap& row : rows_) {
-      const uint8_t* line = source + static_cast<size_t>(row.source) * source_width_;
-      std::fill(row_sum_.begin(), row_sum_.end(), 0.0f);
-      for (const Tap& column : columns_) row_sum_[column.target] += line[column.source] * column.weight;
-      if (row.target != current) {
+    int current = rows_.front().target, built = -1;
+    for (const Tap& tap : rows_) {
+      if (tap.source != built) {  // consecutive taps often share a source row
+        row(tap.source, line_.data());
+        sum_columns();
+        built = tap.source;
+      }
+      if (tap.target != current) {
         uint8_t* out = target + static_cast<size_t>(current) * width_;
         for (int x = 0; x < width_; ++x) {
           out[x] = round_to_u8(out_sum_[x]);
-          out_sum_[x] = row.weight * row_sum_[x];
+          out_sum_[x] = tap.weight * row_sum_[x];
         }
-        current = row.target;
+        current = tap.target;
       } else {
-        for (int x = 0; x < width_; ++x) out_sum_[x] += row.weight * row_sum_[x];
+        for (int x = 0; x < width_; ++x) out_sum_[x] += tap.weight * row_sum_[x];
       }
     }
     uint8_t* out = target + static_cast<size_t>(current) * width_;
@@ -84,26 +107,40 @@ class AreaResize {
   }
 
  private:
-  int source_width_, width_;
-  std::vector<Tap> rows_, columns_;
+  void sum_columns() {
+    const int* source = column_source_.data();
+    const float* weight = column_weight_.data();
+    for (int x = 0; x < width_; ++x, source += taps_per_column_, weight += taps_per_column_) {
+      float sum = line_[source[0]] * weight[0];
+      for (int k = 1; k < taps_per_column_; ++k) sum += line_[source[k]] * weight[k];
+      row_sum_[x] = sum;
+    }
+  }
+
+  int width_, taps_per_column_ = 1;
+  std::vector<Tap> rows_;
+  std::vector<int> column_source_;
+  std::vector<float> column_weight_;
+  std::vector<uint8_t> line_;
   std::vector<float> row_sum_, out_sum_;
 };
 
 class BilinearResize {
  public:
   BilinearResize(int source_height, int source_width, int height, int width)
-      : source_width_(source_width), height_(height), width_(width),
-        rows_(axis(source_height, height)), columns_(axis(source_width, width)) {}
+      : height_(height), width_(width), rows_(axis(source_height, height)), columns_(axis(source_width, width)),
+        top_(source_width), bottom_(source_width) {}
 
-  void operator()(const uint8_t* source, uint8_t* target) const {
+  template <class Row>
+  void operator()(const Row& row, uint8_t* target) {
     for (int y = 0; y < height_; ++y) {
       const Sample& r = rows_[y];
-      const uint8_t* top = source + static_cast<size_t>(r.low) * source_width_;
-      const uint8_t* bottom = source + static_cast<size_t>(r.high) * source_width_;
+      row(r.low, top_.data());
+      row(r.high, bottom_.data());
       for (int x = 0; x < width_; ++x) {
         const Sample& c = columns_[x];
-        const float upper = top[c.low] + c.fraction * (top[c.high] - top[c.low]);
-        const float lower = bottom[c.low] + c.fraction * (bottom[c.high] - bottom[c.low]);
+        const float upper = top_[c.low] + c.fraction * (top_[c.high] - top_[c.low]);
+        const float lower = bottom_[c.low] + c.fraction * (bottom_[c.high] - bottom_[c.low]);
         target[static_cast<size_t>(y) * width_ + x] = round_to_u8(upper + r.fraction * (lower - upper));
       }
     }
@@ -126,8 +163,9 @@ class BilinearResize {
     return samples;
   }
 
-  int source_width_, height_, width_;
+  int height_, width_;
   std::vector<Sample> rows_, columns_;
+  std::vector<uint8_t> top_, bottom_;
 };
 
 }  // namespace torchpool::atari
