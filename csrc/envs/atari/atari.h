@@ -151,10 +151,10 @@ class Atari {
     const auto& palette = ale_->theOSystem->colourPalette();
     for (int index = 0; index < 256; ++index) {
       const uint32_t colour = palette.getRGB(index);
-      tables_[0][index] = static_cast<uint8_t>(palette.getRGB(std::min(index + 1, 255)) & 0xFF);  // grey
-      tables_[1][index] = static_cast<uint8_t>(colour >> 16);                                    // red
-      tables_[2][index] = static_cast<uint8_t>(colour >> 8);                                     // green
-      tables_[3][index] = static_cast<uint8_t>(colour);                                          // blue
+      tables_[0][index] = static_cast<float>(palette.getRGB(std::min(index + 1, 255)) & 0xFF);  // grey
+      tables_[1][index] = static_cast<float>((colour >> 16) & 0xFF);                            // red
+      tables_[2][index] = static_cast<float>((colour >> 8) & 0xFF);                             // green
+      tables_[3][index] = static_cast<float>(colour & 0xFF);                                    // blue
     }
     for (auto& frame : frames_) frame.resize(pixels_);
   }
@@ -226,8 +226,8 @@ class Atari {
     uint8_t* slot = stack_.data() + static_cast<size_t>(head_) * frame_size_;
     const size_t width = static_cast<size_t>(model_.screen_width);
     for (int c = 0; c < model_.channels(); ++c) {
-      const uint8_t* table = tables_[model_.gray_scale ? 0 : 1 + c].data();
-      auto row = [&](int r, uint8_t* line) {
+      const float* table = tables_[model_.gray_scale ? 0 : 1 + c].data();
+      auto row = [&](int r, float* line) {
         const uint8_t* last = frames_[0].data() + r * width;
         if (pooled) {
           const uint8_t* before = frames_[1].data() + r * width;
@@ -261,7 +261,9 @@ class Atari {
   const size_t plane_, frame_size_, pixels_;
   AreaResize area_;
   BilinearResize bilinear_;
-  std::array<std::array<uint8_t, 256>, 4> tables_{};  // palette index -> grey, red, green, blue
+  // palette index -> grey, red, green, blue, as floats: the resizers work in
+  // float, and max() of whole numbers in float is exact.
+  std::array<std::array<float, 256>, 4> tables_{};
   std::array<std::vector<uint8_t>, 2> frames_;        // palette indices: [0] last frame, [1] the one before
   std::vector<uint8_t> stack_;
   int head_ = 0;
