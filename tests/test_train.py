@@ -29,3 +29,20 @@ def test_the_train_command_prints_and_saves(tmp_path):
     assert "CartPole-v1: mean return" in done.stdout
     saved = json.loads((tmp_path / "ppo_CartPole-v1.json").read_text())
     assert saved["frames"] == 8192
+
+
+def test_the_atari_recipe_trains_a_cnn_on_frames(tmp_path):
+    import torch
+
+    from torchpool.train.ppo import CnnAgent
+
+    settings = dict(RECIPES["Pong-v5"], total_frames=512, num_envs=4, num_steps=64, target_return=None)
+    result = train(Args(**settings, out_dir=str(tmp_path), progress=False))
+    assert result["frames"] == 512
+    assert set(result["time_split"]) >= {"envs", "policy"}
+    weights = torch.load(tmp_path / "ppo_Pong-v5.pt")
+    agent = CnnAgent((4, 84, 84), 6)
+    agent.load_state_dict(weights)  # the saved weights are the Nature CNN's
+    frames = torch.randint(0, 256, (3, 4, 84, 84), dtype=torch.uint8)
+    action, extras = agent.act(frames)
+    assert action.shape == (3,) and extras["state_value"].shape == (3, 1)

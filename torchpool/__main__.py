@@ -87,6 +87,8 @@ def _train(args: argparse.Namespace) -> None:
     stem = f"{result['args']['out_dir']}/ppo_{args.env_id}"
     print(f"{args.env_id}: mean return {result['final_mean_return']:.1f} (last 20 episodes) after "
           f"{result['frames']:,} frames in {result['wall_seconds']:.1f} s ({result['frames_per_s']:,.0f} frames/s)")
+    split = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in result["time_split"].items())
+    print(f"time split (torchpool.stream.stats()): {split}")
     if result["seconds_to_target"] is not None:
         print(f"reached the target {result['target_return']} in {result['seconds_to_target']:.1f} s")
     print(f"saved {stem}.png (learning curve), {stem}.pt (weights), {stem}.json")

@@ -8,6 +8,7 @@ terminal.
 
     python -m torchpool train CartPole-v1
     python -m torchpool train Pendulum-v1 --total-frames 2000000
+    python -m torchpool train Pong-v5 --device cuda   # Nature CNN on uint8 frames (ppo_atari_envpool.py)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import dataclasses
 import json
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,8 @@ class Args:
     """stop once the mean return of the last 20 episodes reaches this"""
     split_envs: bool = False
     """two env groups for overlap (worth it for costly envs or a GPU policy)"""
+    make_kwargs: dict = field(default_factory=dict)
+    """task kwargs for torchpool.make (the Atari recipes: episodic_life, reward_clip)"""
     out_dir: str = "runs"
     """where the learning curve (PNG, JSON) and the weights go"""
     progress: bool = True
@@ -94,6 +97,12 @@ RECIPES: dict[str, dict] = {
                            num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
     "Ant-v5": dict(total_frames=1_000_000, num_envs=8, num_steps=256, learning_rate=3e-4,
                    num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
+    # CleanRL's ppo_atari_envpool.py settings; frames here are agent steps (x4 emulator frames).
+    # Pong has no lives, so episode returns are whole games; they count +-1 per point either way.
+    **{env_id: dict(total_frames=10_000_000, num_envs=8, num_steps=128, learning_rate=2.5e-4, clip_coef=0.1,
+                    ent_coef=0.01, update_epochs=4, num_minibatches=4, target_return=target,
+                    make_kwargs=dict(episodic_life=True, reward_clip=True))
+       for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))},
 }
 
 
@@ -132,7 +141,29 @@ class RunningNorm(nn.Module):
         self.count.fill_(total)
 
 
-class Agent(nn.Module):
+class Policy(nn.Module):
+    """What the loop needs of an agent: value(), distribution(), and these shared helpers."""
+
+    discrete = True
+
+    def log_prob(self, distribution, action: torch.Tensor) -> torch.Tensor:
+        log_prob = distribution.log_prob(action)
+        return log_prob if self.discrete else log_prob.sum(-1)
+
+    def entropy(self, distribution) -> torch.Tensor:
+        entropy = distribution.entropy()
+        return entropy if self.discrete else entropy.sum(-1)
+
+    def act(self, observation: torch.Tensor):
+        """The stream's policy: an action plus what PPO needs later, under the batch's keys."""
+        distribution = self.distribution(observation)
+        action = distribution.sample()
+        extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": self.value(observation)}
+        # Continuous envs clip where their reference does; the log-prob stays that of the raw sample.
+        return action, extras
+
+
+class Agent(Policy):
     """CleanRL's MLP actor-critic: Categorical for discrete actions, a diagonal Gaussian otherwise."""
 
     def __init__(self, obs_size: int, action_spec, hidden: int, norm_obs: bool = False):
@@ -158,21 +189,44 @@ class Agent(nn.Module):
             return Categorical(logits=logits)
         return Normal(logits, self.log_std.exp().expand_as(logits))
 
-    def log_prob(self, distribution, action: torch.Tensor) -> torch.Tensor:
-        log_prob = distribution.log_prob(action)
-        return log_prob if self.discrete else log_prob.sum(-1)
 
-    def entropy(self, distribution) -> torch.Tensor:
-        entropy = distribution.entropy()
-        return entropy if self.discrete else entropy.sum(-1)
+def conv(inputs: int, outputs: int, kernel: int, stride: int) -> nn.Conv2d:
+    layer_ = nn.Conv2d(inputs, outputs, kernel, stride)
+    nn.init.orthogonal_(layer_.weight, np.sqrt(2))
+    nn.init.constant_(layer_.bias, 0.0)
+    return layer_
+
+
+class CnnAgent(Policy):
+    """CleanRL's Atari agent: the Nature CNN on uint8 [stack, 84, 84] frames, shared by actor and critic."""
+
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int):
+        super().__init__()
+        channels, height, width = obs_shape
+        self.network = nn.Sequential(conv(channels, 32, 8, 4), nn.ReLU(), conv(32, 64, 4, 2), nn.ReLU(),
+                                     conv(64, 64, 3, 1), nn.ReLU(), nn.Flatten())
+        with torch.no_grad():
+            features = self.network(torch.zeros(1, channels, height, width)).shape[1]
+        self.network.append(layer(features, 512))
+        self.network.append(nn.ReLU())
+        self.actor = layer(512, num_actions, std=0.01)
+        self.critic = layer(512, 1, std=1.0)
+
+    def hidden(self, observation: torch.Tensor) -> torch.Tensor:
+        return self.network(observation.float() / 255.0)
+
+    def value(self, observation: torch.Tensor) -> torch.Tensor:
+        return self.critic(self.hidden(observation))
+
+    def distribution(self, observation: torch.Tensor):
+        return Categorical(logits=self.actor(self.hidden(observation)))
 
     def act(self, observation: torch.Tensor):
-        """The stream's policy: an action plus what PPO needs later, under the batch's keys."""
-        distribution = self.distribution(observation)
+        # One pass through the CNN for both heads (the generic act() would run it twice).
+        hidden = self.hidden(observation)
+        distribution = Categorical(logits=self.actor(hidden))
         action = distribution.sample()
-        extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": self.value(observation)}
-        # Continuous envs clip where their reference does; the log-prob stays that of the raw sample.
-        return action, extras
+        return action, {"sample_log_prob": distribution.log_prob(action), "state_value": self.critic(hidden)}
 
 
 def gae(batch, next_value: torch.Tensor, gamma: float, lam: float, reward_scale: float) -> torch.Tensor:
@@ -194,17 +248,21 @@ def gae(batch, next_value: torch.Tensor, gamma: float, lam: float, reward_scale:
 
 def train(args: Args) -> dict:
     torch.manual_seed(args.seed)
-    torch.set_num_threads(1)  # small MLPs: extra intra-op threads only fight the env workers
     device = torch.device(args.device)
-    with torchpool.make(args.env_id, num_envs=1) as probe:
-        obs_size = int(np.prod(probe.observation_spec.shape))
+    with torchpool.make(args.env_id, num_envs=1, **args.make_kwargs) as probe:
+        obs_shape = tuple(probe.observation_spec.shape)
+        image_obs = probe.observation_spec.dtype == torch.uint8
         action_spec = probe.action_spec
-    agent = Agent(obs_size, action_spec, args.hidden, args.norm_obs).to(device)
+    if image_obs:
+        agent = CnnAgent(obs_shape, action_spec.n).to(device)
+    else:
+        torch.set_num_threads(1)  # small MLPs: extra intra-op threads only fight the env workers
+        agent = Agent(int(np.prod(obs_shape)), action_spec, args.hidden, args.norm_obs).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     frames_per_batch = args.num_envs * args.num_steps
     stream = torchpool.stream(args.env_id, agent.act, num_envs=args.num_envs, frames_per_batch=frames_per_batch,
                               total_frames=args.total_frames, device=device, seed=args.seed,
-                              split_envs=args.split_envs)
+                              split_envs=args.split_envs, **args.make_kwargs)
     recent = deque(maxlen=20)
     curve: list[tuple[int, float, float]] = []  # (frames, seconds, mean return of the last 20 episodes)
     start = time.perf_counter()
@@ -225,10 +283,11 @@ def train(args: Args) -> dict:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - frames / args.total_frames)
 
         with torch.no_grad():
-            next_value = agent.value(batch["next", "observation"]).squeeze(-1)
+            next_observation = batch["next", "observation"]
+            next_value = agent.value(next_observation.reshape(-1, *obs_shape)).reshape(next_observation.shape[:2])
             advantage = gae(batch, next_value, args.gamma, args.gae_lambda, args.reward_scale)
             returns = advantage + batch["state_value"].squeeze(-1)
-        flat = {"observation": batch["observation"].reshape(frames_per_batch, -1),
+        flat = {"observation": batch["observation"].reshape(frames_per_batch, *obs_shape),
                 "action": batch["action"].reshape(frames_per_batch, *batch["action"].shape[2:]),
                 "log_prob": batch["sample_log_prob"].reshape(-1), "advantage": advantage.reshape(-1),
                 "returns": returns.reshape(-1), "value": batch["state_value"].reshape(-1)}
@@ -266,16 +325,17 @@ def train(args: Args) -> dict:
     wall = time.perf_counter() - start
     if bar is not None:
         bar.close()
+    collection = stream.stats()  # seconds waiting on envs / in the policy / in copies / in this loop
     del stream  # closes the pools
     result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall,
               "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
               "target_return": args.target_return, "seconds_to_target": reached, "frames_per_s": frames / wall,
-              "curve": curve, "args": dataclasses.asdict(args)}
+              "time_split": collection["seconds"], "curve": curve, "args": dataclasses.asdict(args)}
     _save(agent, result, Path(args.out_dir))
     return result
 
 
-def _save(agent: Agent, result: dict, out_dir: Path) -> None:
+def _save(agent: Policy, result: dict, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = out_dir / f"ppo_{result['env_id']}"
     torch.save(agent.state_dict(), f"{stem}.pt")
