@@ -37,7 +37,7 @@ def test_the_atari_recipe_trains_a_cnn_on_frames(tmp_path):
     from torchpool.train.ppo import CnnAgent
 
     settings = dict(RECIPES["Pong-v5"], total_frames=512, num_envs=4, num_steps=64, target_return=None)
-    result = train(Args(**settings, out_dir=str(tmp_path), progress=False))
+    result = train(Args(env_id="Pong-v5", **settings, out_dir=str(tmp_path), progress=False))
     assert result["frames"] == 512
     assert set(result["time_split"]) >= {"envs", "policy"}
     weights = torch.load(tmp_path / "ppo_Pong-v5.pt")
