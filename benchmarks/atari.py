@@ -43,7 +43,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-import torchpool
 from torchpool import _core, bench, registry
 
 GAME, ENV_ID, FRAME_SKIP = "pong", "Pong-v5", 4
@@ -93,6 +92,15 @@ def actions(n: int, batch: int) -> list[np.ndarray]:
     return [rng.integers(0, n, size=batch) for _ in range(64)]
 
 
+def stepping(envs, moves: list[np.ndarray], batch: int):
+    """One timed call: a step of a NumPy vector env, its outputs handed over as torch tensors."""
+    def call(i):
+        obs, reward, terminated, truncated, _ = envs.step(moves[i % 64])
+        torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+        return batch
+    return call
+
+
 def run_ale_py(mode: str, calls: int) -> float:
     from ale_py.vector_env import AtariVectorEnv
 
@@ -100,14 +108,8 @@ def run_ale_py(mode: str, calls: int) -> float:
     env = AtariVectorEnv(GAME, num_envs, batch_size=batch if mode == "async" else 0, reward_clipping=False)
     moves = actions(int(env.single_action_space.n), batch)
     env.reset(seed=0)
-
-    def call(i):
-        obs, reward, terminated, truncated, _ = env.step(moves[i % 64])
-        torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
-        return batch
-
     try:
-        return timed(call, calls)
+        return timed(stepping(env, moves, batch), calls)
     finally:
         env.close()
 
@@ -127,14 +129,8 @@ def run_gymnasium(vectorization: str, calls: int) -> float:
     envs = cls([make] * SYNC_ENVS)
     moves = actions(int(envs.single_action_space.n), SYNC_ENVS)
     envs.reset(seed=0)
-
-    def call(i):
-        obs, reward, terminated, truncated, _ = envs.step(moves[i % 64])
-        torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
-        return SYNC_ENVS
-
     try:
-        return timed(call, calls, warmup=3)
+        return timed(stepping(envs, moves, SYNC_ENVS), calls, warmup=3)
     finally:
         envs.close()
 

@@ -124,15 +124,17 @@ class AreaResize {
   }
 
  private:
-  // The tap count is a template parameter so the common cases (2 or 3 taps
-  // for 160 -> 84) compile to straight-line code.
+  // K > 0 makes the tap count a compile-time constant, so the common cases
+  // (2 or 3 taps for 160 -> 84) compile to straight-line code; K == 0 reads
+  // it at run time.
   template <int K>
   void sum_columns_of() {
+    const int taps = K > 0 ? K : taps_per_column_;
     const int* source = column_source_.data();
     const float* weight = column_weight_.data();
-    for (int x = 0; x < width_; ++x, source += K, weight += K) {
+    for (int x = 0; x < width_; ++x, source += taps, weight += taps) {
       float sum = line_[source[0]] * weight[0];
-      for (int k = 1; k < K; ++k) sum += line_[source[k]] * weight[k];
+      for (int k = 1; k < taps; ++k) sum += line_[source[k]] * weight[k];
       row_sum_[x] = sum;
     }
   }
@@ -143,14 +145,7 @@ class AreaResize {
       case 2: return sum_columns_of<2>();
       case 3: return sum_columns_of<3>();
       case 4: return sum_columns_of<4>();
-      default: break;
-    }
-    const int* source = column_source_.data();
-    const float* weight = column_weight_.data();
-    for (int x = 0; x < width_; ++x, source += taps_per_column_, weight += taps_per_column_) {
-      float sum = line_[source[0]] * weight[0];
-      for (int k = 1; k < taps_per_column_; ++k) sum += line_[source[k]] * weight[k];
-      row_sum_[x] = sum;
+      default: return sum_columns_of<0>();
     }
   }
 
