@@ -78,17 +78,36 @@ def test_bad_arguments():
         RlGamesVecEnv("torchpool", 2, env_id="CartPol-v1", device="cpu")
 
 
-def test_lives_reported_for_families_with_lives():
-    if "Pong-v5" not in torchpool.list_envs():
-        pytest.skip("torchpool has no Pong-v5 yet (the Atari family is not registered)")
-    env = RlGamesVecEnv("torchpool", 2, env_id="Pong-v5", device="cpu")
+def test_lives_reported_only_for_games_that_count_them():
+    # rl_games' DefaultAlgoObserver logs a finished game's score wherever
+    # done and lives == 0. Pong has no lives (ALE reports 0 throughout), so
+    # lives must be absent there, or every step would log a running score.
+    pong = RlGamesVecEnv("torchpool", 2, env_id="Pong-v5", device="cpu")
     try:
-        env.reset()
-        _, _, _, infos = env.step(torch.zeros(2, dtype=torch.int64))
-        assert "lives" in infos and infos["lives"].shape == (2,)
-        assert env.get_env_info()["observation_space"].dtype == np.uint8
+        pong.reset()
+        _, _, _, infos = pong.step(torch.zeros(2, dtype=torch.int64))
+        assert "lives" not in infos
+        assert pong.get_env_info()["observation_space"].dtype == np.uint8
     finally:
-        env.close()
+        pong.close()
+
+    breakout = RlGamesVecEnv("torchpool", 1, env_id="Breakout-v5", device="cpu", episodic_life=True, seed=0)
+    try:
+        breakout.reset()
+        rng = np.random.default_rng(0)
+        ends = []
+        for _ in range(5000):
+            _, _, done, infos = breakout.step(torch.from_numpy(rng.integers(4, size=1)))
+            if bool(done[0]):
+                ends.append((int(infos["lives"][0]), float(infos["scores"][0])))
+                if ends[-1][0] == 0:
+                    break
+        # One done per life; the score runs on across lives and is the game's total at the end.
+        assert [lives for lives, _ in ends] == [4, 3, 2, 1, 0]
+        scores = [score for _, score in ends]
+        assert scores == sorted(scores)
+    finally:
+        breakout.close()
 
 
 @pytest.mark.parametrize("name", ["ppo_pong.yaml", "ppo_ant.yaml"])

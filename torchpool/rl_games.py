@@ -28,8 +28,9 @@ episode. Each ``step`` returns torch tensors on ``device``: observations
 * ``scores`` (float64 NumPy ``[num_actors]``): the unclipped return of the
   game so far, its total on the step the game ends (what rl_games'
   ``DefaultAlgoObserver`` logs as ``scores/mean``);
-* ``lives`` (int NumPy ``[num_actors]``), only for families with lives: the
-  observer then counts a game as over where ``lives == 0``.
+* ``lives`` (int NumPy ``[num_actors]``), only for games that count lives
+  (not Pong, whose ALE lives stay 0): the observer then counts a game as over
+  where ``lives == 0``.
 
 ``scores`` and ``lives`` stay NumPy because the observer reads them with NumPy.
 """
@@ -80,6 +81,7 @@ class RlGamesVecEnv:
         self.observation_space = self._pool.observation_spec.to_gymnasium()
         self.action_space = self._pool.action_spec.to_gymnasium()
         self._scores = np.zeros(num_actors, dtype=np.float64)  # unclipped return of each running game
+        self._counts_lives = False  # set by reset()
         self._next_seed: int | None = None
 
     @property
@@ -100,10 +102,14 @@ class RlGamesVecEnv:
         self._scores += unclipped.numpy()
         scores = self._scores.copy()
         infos: dict[str, Any] = {"time_outs": self._to_device(truncated & ~terminated), "scores": scores}
-        if "lives" in keys:
+        if "game_over" in keys:
+            # Atari: the game's real end (with episodic life an episode, a
+            # life, can end before it), or the time limit cutting it.
+            game_over = td["game_over"].numpy() | (done.numpy() & truncated.numpy())
+            if self._counts_lives:
+                infos["lives"] = td["lives"].numpy().copy()
+        elif "lives" in keys:
             lives = td["lives"].numpy()
-            # A game ends when the last life is lost or the time limit cuts it;
-            # with episodic life an episode (a life) can end before the game.
             game_over = done.numpy() & ((lives == 0) | truncated.numpy())
             infos["lives"] = lives.copy()
         else:
@@ -116,6 +122,9 @@ class RlGamesVecEnv:
         td = self._pool.reset(seed=self._next_seed)
         self._next_seed = None
         self._scores[:] = 0.0
+        # Games without lives (Pong) report 0 lives throughout; handing that to
+        # rl_games' observer would make it log a "finished" score every step.
+        self._counts_lives = "lives" in td.keys() and bool((td["lives"] > 0).any())
         return self._to_device(td["observation"])
 
     def seed(self, seed: int) -> None:
