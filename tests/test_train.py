@@ -46,3 +46,16 @@ def test_the_atari_recipe_trains_a_cnn_on_frames(tmp_path):
     frames = torch.randint(0, 256, (3, 4, 84, 84), dtype=torch.uint8)
     action, extras = agent.act(frames)
     assert action.shape == (3,) and extras["state_value"].shape == (3, 1)
+
+
+def test_tensorboard_logs_the_curve_and_the_time_split(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    settings = dict(RECIPES["CartPole-v1"], total_frames=8192, target_return=None)
+    train(Args(**settings, out_dir=str(tmp_path), progress=False, tensorboard=True))
+    (run,) = (tmp_path / "tensorboard").iterdir()
+    events = EventAccumulator(str(run))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"charts/mean_return", "charts/frames_per_s", "losses/policy", "time/envs_seconds"} <= tags
+    assert len(events.Scalars("charts/frames_per_s")) == 8192 // (8 * 128)

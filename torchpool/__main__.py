@@ -83,6 +83,8 @@ def _train(args: argparse.Namespace) -> None:
             settings[name] = value
     if args.no_early_stop:
         settings["target_return"] = None
+    if args.tensorboard:
+        settings["tensorboard"] = True
     result = train(Args(env_id=args.env_id, **settings))
     stem = f"{result['args']['out_dir']}/ppo_{args.env_id}"
     print(f"{args.env_id}: mean return {result['final_mean_return']:.1f} (last 20 episodes) after "
@@ -107,6 +109,8 @@ def main(argv: list[str] | None = None) -> None:
                               help="stop once the mean of the last 20 returns reaches this (recipe's default)")
     train_parser.add_argument("--no-early-stop", action="store_true", help="always run total_frames")
     train_parser.add_argument("--out-dir", default=None, help="where outputs go (default runs/)")
+    train_parser.add_argument("--tensorboard", action="store_true",
+                              help="also log to TensorBoard under <out-dir>/tensorboard/")
     train_parser.set_defaults(run=_train)
 
     commands.add_parser("list", help="list every env id and its task kwargs").set_defaults(run=_list)

@@ -81,6 +81,8 @@ class Args:
     """where the learning curve (PNG, JSON) and the weights go"""
     progress: bool = True
     """show a progress bar"""
+    tensorboard: bool = False
+    """also log to TensorBoard, under out_dir/tensorboard/<env_id>_<seed> (needs the tensorboard package)"""
 
 
 # Tuned defaults per env; anything given on the command line wins.
@@ -279,6 +281,7 @@ def train(args: Args) -> dict:
 
         bar = tqdm(total=args.total_frames, unit="frame", desc=f"PPO {args.env_id}")
     reached = None
+    writer = _tensorboard_writer(args) if args.tensorboard else None
     for update, batch in enumerate(stream):
         frames += frames_per_batch
         done = batch["next", "done"].squeeze(-1)
@@ -319,6 +322,14 @@ def train(args: Args) -> dict:
                 optimizer.step()
         if args.norm_obs:
             agent.normalize.update(flat["observation"])
+        if writer is not None:
+            if recent:
+                writer.add_scalar("charts/mean_return", float(np.mean(recent)), frames)
+            writer.add_scalar("charts/frames_per_s", frames / (time.perf_counter() - start), frames)
+            writer.add_scalar("losses/policy", policy_loss.item(), frames)
+            writer.add_scalar("losses/value", value_loss.item(), frames)
+            for name, seconds in stream.stats()["seconds"].items():
+                writer.add_scalar(f"time/{name}_seconds", seconds, frames)
 
         if bar is not None:
             bar.update(frames_per_batch)
@@ -332,6 +343,8 @@ def train(args: Args) -> dict:
     if bar is not None:
         bar.close()
     collection = stream.stats()  # seconds waiting on envs / in the policy / in copies / in this loop
+    if writer is not None:
+        writer.close()
     del stream  # closes the pools
     result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall,
               "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
@@ -339,6 +352,14 @@ def train(args: Args) -> dict:
               "time_split": collection["seconds"], "curve": curve, "args": dataclasses.asdict(args)}
     _save(agent, result, Path(args.out_dir))
     return result
+
+
+def _tensorboard_writer(args: Args):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError as error:
+        raise ImportError("tensorboard=True needs the tensorboard package: pip install tensorboard") from error
+    return SummaryWriter(str(Path(args.out_dir) / "tensorboard" / f"{args.env_id}_{args.seed}"))
 
 
 def _save(agent: Policy, result: dict, out_dir: Path) -> None:
