@@ -229,3 +229,11 @@ def test_missing_rom_is_a_clear_error(monkeypatch, tmp_path) -> None:
     (tmp_path / "pong.bin").write_bytes(b"\0" * 2048)  # not a ROM ALE knows
     with pytest.raises(ValueError, match="cannot load the Atari ROM"):
         torchpool.make("Pong-v5")
+
+
+def test_an_atari_id_in_a_build_without_atari_says_so(monkeypatch) -> None:
+    # TORCHPOOL_ATARI=0 builds have no Atari entries; their ids get a pointed message.
+    monkeypatch.setattr(registry, "_atari_built", lambda: False)
+    monkeypatch.delitem(registry._REGISTRY, "Pong-v5")
+    with pytest.raises(ValueError, match="Pong-v5 is an Atari game, but this torchpool was built without"):
+        torchpool.make("Pong-v5")

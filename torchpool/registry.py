@@ -69,6 +69,9 @@ def lookup(env_id: str) -> EnvEntry:
     try:
         return _REGISTRY[env_id]
     except KeyError:
+        if _unbuilt_atari(env_id):
+            raise ValueError(f"{env_id} is an Atari game, but this torchpool was built without the Atari family "
+                             "(TORCHPOOL_ATARI=0); reinstall it with Atari (see the README's Atari section)") from None
         raise ValueError(
             f"unknown env id {env_id!r}.{_closest(env_id, list_envs())} "
             f"torchpool.list_envs() lists all {len(list_envs())} ids."
@@ -398,6 +401,17 @@ _ATARI_KWARGS = {
 def _atari_built() -> bool:
     from . import _core
     return "Atari" in _core.families()
+
+
+def _unbuilt_atari(env_id: str) -> bool:
+    """Whether env_id would be an Atari id, had the extension been built with the family."""
+    if not env_id.endswith("-v5") or _atari_built():
+        return False
+    try:
+        roms = {name[:-4] for name in os.listdir(ale_roms_dir()) if name.endswith(".bin")}
+    except FileNotFoundError:
+        return False
+    return env_id in {atari_env_id(rom) for rom in roms}
 
 
 if _atari_built():
