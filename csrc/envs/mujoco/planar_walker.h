@@ -3,10 +3,13 @@
 // hopper_v5.py and walker2d_v5.py have the same reset (uniform noise on qpos
 // and qvel), the same step (forward reward on x velocity, a healthy reward,
 // a control cost, termination when unhealthy), the same info and the same
-// observation (qpos without x by default, qvel clipped to [-10, 10]). They
-// differ only in is_healthy(), which each task supplies (CRTP: no virtual
-// call on the step path).
+// observation (qpos without x by default, qvel clipped to [-10, 10]), and
+// the same kwargs but Hopper's healthy_state_range. They differ only in
+// is_healthy(), which each task supplies (CRTP: no virtual call on the step
+// path).
 #pragma once
+
+#include <vector>
 
 #include "mujoco_env.h"
 
@@ -14,6 +17,34 @@ namespace torchpool::mujoco {
 
 // Range bounds are exclusive in both references' is_healthy.
 inline bool strictly_inside(double value, Range range) { return range.low < value && value < range.high; }
+
+// The kwargs both tasks read; HopperModel adds healthy_state_range.
+class PlanarWalkerModel : public MujocoModel {
+ public:
+  explicit PlanarWalkerModel(const Config& config)
+      : MujocoModel(config),
+        forward_reward_weight(config.number("forward_reward_weight")),
+        ctrl_cost_weight(config.number("ctrl_cost_weight")),
+        healthy_reward(config.number("healthy_reward")),
+        terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
+        healthy_z_range(range_kwarg(config, "healthy_z_range")),
+        healthy_angle_range(range_kwarg(config, "healthy_angle_range")),
+        reset_noise_scale(config.number("reset_noise_scale")),
+        exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
+        observation_size(nq() + nv() - exclude_current_positions),
+        info_extras({info("x_position"), info("z_distance_from_origin"), info("x_velocity"), info("reward_forward"),
+                     info("reward_ctrl"), info("reward_survive")}) {}
+
+  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
+
+  const double forward_reward_weight, ctrl_cost_weight, healthy_reward;
+  const bool terminate_when_unhealthy;
+  const Range healthy_z_range, healthy_angle_range;
+  const double reset_noise_scale;
+  const bool exclude_current_positions;
+  const size_t observation_size;
+  const std::vector<FieldSpec> info_extras;
+};
 
 template <class Task, class TaskModel>
 class PlanarWalker : public MujocoEnv {

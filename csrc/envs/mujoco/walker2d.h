@@ -7,38 +7,11 @@
 // same friction, unlike v4's).
 #pragma once
 
-#include <vector>
-
 #include "planar_walker.h"
 
 namespace torchpool::mujoco {
 
-class Walker2dModel : public MujocoModel {
- public:
-  explicit Walker2dModel(const Config& config)
-      : MujocoModel(config),
-        forward_reward_weight(config.number("forward_reward_weight")),
-        ctrl_cost_weight(config.number("ctrl_cost_weight")),
-        healthy_reward(config.number("healthy_reward")),
-        terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
-        healthy_z_range(range_kwarg(config, "healthy_z_range")),
-        healthy_angle_range(range_kwarg(config, "healthy_angle_range")),
-        reset_noise_scale(config.number("reset_noise_scale")),
-        exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
-        observation_size(nq() + nv() - exclude_current_positions),
-        info_extras({info("x_position"), info("z_distance_from_origin"), info("x_velocity"), info("reward_forward"),
-                     info("reward_ctrl"), info("reward_survive")}) {}
-
-  EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
-
-  const double forward_reward_weight, ctrl_cost_weight, healthy_reward;
-  const bool terminate_when_unhealthy;
-  const Range healthy_z_range, healthy_angle_range;
-  const double reset_noise_scale;
-  const bool exclude_current_positions;
-  const size_t observation_size;
-  const std::vector<FieldSpec> info_extras;
-};
+using Walker2dModel = PlanarWalkerModel;
 
 class Walker2d : public PlanarWalker<Walker2d, Walker2dModel> {
  public:
