@@ -346,16 +346,20 @@ def atari_env_id(rom: str) -> str:
     return "".join(part.capitalize() for part in rom.split("_")) + "-v5"
 
 
-def _atari_roms() -> list[str]:
-    """The ROMs of the installed ale-py that ALE can play single-player (by MD5)."""
-    from . import _core
+def _rom_files() -> dict[str, str]:
+    """ROM name -> path, for every .bin the installed ale-py ships (none without ale-py)."""
     try:
         directory = ale_roms_dir()
         names = os.listdir(directory)
     except FileNotFoundError:
-        return []
-    return sorted(name[:-4] for name in names
-                  if name.endswith(".bin") and _core.atari_rom_supported(os.path.join(directory, name)))
+        return {}
+    return {name[:-4]: os.path.join(directory, name) for name in names if name.endswith(".bin")}
+
+
+def _atari_roms() -> list[str]:
+    """The ROMs of the installed ale-py that ALE can play single-player (by MD5)."""
+    from . import _core
+    return sorted(rom for rom, path in _rom_files().items() if _core.atari_rom_supported(path))
 
 
 def _prepare_atari(rom: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -407,11 +411,7 @@ def _unbuilt_atari(env_id: str) -> bool:
     """Whether env_id would be an Atari id, had the extension been built with the family."""
     if not env_id.endswith("-v5") or _atari_built():
         return False
-    try:
-        roms = {name[:-4] for name in os.listdir(ale_roms_dir()) if name.endswith(".bin")}
-    except FileNotFoundError:
-        return False
-    return env_id in {atari_env_id(rom) for rom in roms}
+    return env_id in {atari_env_id(rom) for rom in _rom_files()}
 
 
 if _atari_built():
