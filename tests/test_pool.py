@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import torchpool
+from threads import native_threads
 
 STEP_KEYS = {"observation", "reward", "terminated", "truncated", "done", "env_id",
              "episode_return", "episode_length"}
@@ -299,28 +300,15 @@ def test_the_gil_is_released_while_waiting():
     assert len(ticks) > 20, "another Python thread ran while reset() waited"
 
 
-def _torchpool_threads() -> int:
-    import os
-
-    names = []
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/comm") as comm:
-                names.append(comm.read().strip())
-        except FileNotFoundError:
-            pass
-    return names.count("torchpool")
-
-
 def test_in_sync_pools_of_costly_envs_the_caller_takes_a_workers_place():
     # _Probe-v0 with sleeps declares ~25 us a step: costly. Sync: the calling
     # thread steps envs as one of num_threads; async keeps every worker.
     kwargs = dict(num_envs=6, num_threads=2, max_sleep_us=50.0, episode_length=7, seed=4)
-    before = _torchpool_threads()
+    before = native_threads()
     rng = np.random.default_rng(0)
     actions = [torch.from_numpy(rng.integers(0, 1000, size=6)) for _ in range(30)]
     with torchpool.make("_Probe-v0", **kwargs) as sync:
-        assert _torchpool_threads() - before == 1
+        assert native_threads() - before == 1
         sync.reset()
         helped = [sync.step(a)["observation"].clone() for a in actions]
     with torchpool.make("_Probe-v0", **{**kwargs, "num_threads": 1}) as alone:
@@ -328,4 +316,4 @@ def test_in_sync_pools_of_costly_envs_the_caller_takes_a_workers_place():
         for a, expected in zip(actions, helped):
             torch.testing.assert_close(alone.step(a)["observation"], expected)
     with torchpool.make("_Probe-v0", batch_size=3, **kwargs):
-        assert _torchpool_threads() - before == 2
+        assert native_threads() - before == 2

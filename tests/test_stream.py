@@ -1,6 +1,5 @@
 """torchpool.stream: layout, equality with a hand-written Pool rollout, stopping, cleanup, errors."""
 
-import os
 import traceback
 
 import pytest
@@ -8,23 +7,12 @@ import torch
 from tensordict import TensorDict
 
 import torchpool
+from threads import native_threads
 
 
 def lean_right(observation: torch.Tensor) -> torch.Tensor:
     """A deterministic CartPole policy: push towards the pole's lean."""
     return (observation[:, 2] > 0).long()
-
-
-def native_threads() -> int:
-    """torchpool worker threads alive in this process (the executor names them)."""
-    names = []
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/comm") as comm:
-                names.append(comm.read().strip())
-        except FileNotFoundError:  # the thread ended meanwhile
-            pass
-    return names.count("torchpool")
 
 
 def test_batches_have_torchrl_layout_shapes_and_dtypes():
