@@ -30,12 +30,16 @@
 
 #include <ale/ale_interface.hpp>
 #include <ale/common/Log.hpp>
+#include <ale/emucore/MD5.hxx>
+#include <ale/games/Roms.hpp>
 
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -56,12 +60,15 @@ inline void quiet_ale() {
 // Whether ALE has game support (rewards, terminal states) for this ROM's MD5.
 // ale-py also ships a few ROMs only its multi-player mode can run (Combat,
 // Joust, ...); ALE's loadROM would exit() the process on those.
+// The same test as ALEInterface::isSupportedROM, which leaks the settings
+// object it builds; here it is freed.
 inline bool rom_supported(const std::string& rom_path) {
-  try {
-    return ale::ALEInterface::isSupportedROM(rom_path).has_value();
-  } catch (const std::exception&) {
-    return false;
-  }
+  std::ifstream file(rom_path, std::ios::binary);
+  if (!file) return false;
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string md5 = ale::stella::MD5(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  const std::unique_ptr<ale::RomSettings> settings(ale::buildRomRLWrapper(rom_path, md5));
+  return settings != nullptr && settings->md5() == md5;
 }
 
 inline void check_rom(const std::string& rom_path) {
