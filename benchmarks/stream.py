@@ -1,16 +1,19 @@
 """How fast does `torchpool.stream` feed a training loop on the CPU?
 
-Question: frames/s of rollout collection with a small MLP policy on CartPole-v1,
-for torchpool.stream next to the loops users would otherwise write:
+Question: frames/s of rollout collection with a small policy, for
+torchpool.stream next to the loops users would otherwise write:
   * a CleanRL-style loop over EnvPool (torch.from_numpy each step, rollout
     tensors filled in place, as in CleanRL's ppo_atari_envpool.py);
   * torchrl's Collector over torchpool.TorchPoolEnv (when torchrl is installed);
   * torchrl's Collector over ParallelEnv of GymEnv (when torchrl is installed);
-and, with a trivial policy, the stream's frames/s as a share of the bare
-Pool's steps/s (the stream's own overhead), on CartPole-v1 and HalfCheetah-v5.
+on CartPole-v1 with an MLP and on Pong-v5 with a small CNN; and, with a
+trivial policy, the stream's frames/s as a share of the bare Pool's steps/s
+(the stream's own overhead) on CartPole-v1, HalfCheetah-v5 and Pong-v5.
 
-Every system collects the same number of frames per measurement; measurements
-alternate between systems over --repeats rounds; medians are reported.
+Every system collects the same number of frames per measurement (the stream
+and the Collector one warm-up batch more, untimed, which also keeps their env
+construction off the clock); measurements alternate between systems over
+--repeats rounds; medians are reported.
 
     python benchmarks/stream.py            # full run: table + RESULTS.md section + stream.png
     python benchmarks/stream.py --quick    # smoke test, prints only
@@ -45,21 +48,44 @@ class MLPPolicy(torch.nn.Module):
         return torch.distributions.Categorical(logits=self.net(observation)).sample()
 
 
+class SmallCNN(torch.nn.Module):
+    """Two convolutions and a linear head over [4, 84, 84] frames: a small Atari policy."""
+
+    def __init__(self, num_actions: int = 6):
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Conv2d(4, 16, 8, stride=4), torch.nn.ReLU(), torch.nn.Conv2d(16, 32, 4, stride=2),
+            torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(32 * 9 * 9, num_actions))
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        logits = self.net(observation.float() / 255.0)
+        return torch.distributions.Categorical(logits=logits).sample()
+
+
 def run_stream(num_envs: int, frames: int, steps_per_batch: int, policy, split_envs: bool,
                env_id: str = ENV_ID) -> float:
     stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * steps_per_batch,
-                              total_frames=frames, split_envs=split_envs)
-    start = time.perf_counter()
-    for _ in stream:
-        pass
+                              total_frames=frames + num_envs * steps_per_batch, split_envs=split_envs)
+    return timed_after_first_batch(stream, frames)
+
+
+def timed_after_first_batch(batches, frames: int) -> float:
+    """frames/s over the batches after the first: pool construction and warm-up stay out of the clock,
+    as they do for the loops that build their envs before timing."""
+    start = None
+    for _ in batches:
+        if start is None:
+            start = time.perf_counter()
     return frames / (time.perf_counter() - start)
 
 
-def run_cleanrl_envpool(num_envs: int, frames: int, steps_per_batch: int, policy) -> float:
+def run_cleanrl_envpool(num_envs: int, frames: int, steps_per_batch: int, policy, env_id: str = ENV_ID) -> float:
     import envpool
 
-    envs = envpool.make(ENV_ID, env_type="gymnasium", num_envs=num_envs)
-    obs_buffer = torch.zeros((steps_per_batch, num_envs, 4))
+    envs = envpool.make(env_id, env_type="gymnasium", num_envs=num_envs)
+    obs_space = envs.observation_space
+    obs_buffer = torch.zeros((steps_per_batch, num_envs, *obs_space.shape),
+                             dtype=torch.from_numpy(obs_space.sample()).dtype)
     actions = torch.zeros((steps_per_batch, num_envs), dtype=torch.int64)
     rewards = torch.zeros((steps_per_batch, num_envs))
     dones = torch.zeros((steps_per_batch, num_envs))
@@ -86,11 +112,8 @@ def run_torchrl_collector(make_env, num_envs: int, frames: int, steps_per_batch:
 
     module = TensorDictModule(policy, in_keys=["observation"], out_keys=["action"])
     collector = Collector(make_env, module, frames_per_batch=num_envs * steps_per_batch,
-                                  total_frames=frames)
-    start = time.perf_counter()
-    for _ in collector:
-        pass
-    rate = frames / (time.perf_counter() - start)
+                          total_frames=frames + num_envs * steps_per_batch)
+    rate = timed_after_first_batch(collector, frames)
     collector.shutdown()
     return rate
 
@@ -110,8 +133,16 @@ def zeros_policy(action_shape: tuple[int, ...], dtype: torch.dtype):
     return lambda observation: torch.zeros((observation.shape[0], *action_shape), dtype=dtype)
 
 
-# Envs for the overhead rows: the cheapest there is, and a MuJoCo task (~30 us a step).
-OVERHEAD_ENVS = {"CartPole-v1": ((), torch.int64), "HalfCheetah-v5": ((6,), torch.float32)}
+# Envs for the overhead rows: the cheapest there is, a MuJoCo task (~30 us a
+# step) and Atari (~300 us a step; at the first pool size only: its pools take
+# long to build). The value is a measurement's frames as a share of --frames.
+OVERHEAD_ENVS = {"CartPole-v1": ((), torch.int64, 1.0), "HalfCheetah-v5": ((6,), torch.float32, 0.1),
+                 "Pong-v5": ((), torch.int64, 0.1)}
+ATARI_ENV_ID = "Pong-v5"
+
+
+def atari_available() -> bool:
+    return ATARI_ENV_ID in torchpool.list_envs()
 
 
 def torchrl_available() -> bool:
@@ -123,13 +154,26 @@ def torchrl_available() -> bool:
     return True
 
 
+def batch_multiple(frames: float, n: int, T: int) -> int:
+    """``frames`` rounded down to whole [n, T] batches (at least one)."""
+    return max(n * T, int(frames) // (n * T) * (n * T))
+
+
 def cases(args) -> list[tuple[str, int, callable]]:
     """(system, num_envs, run() -> frames/s) for every measurement of one repeat."""
     mlp = MLPPolicy()
     T = args.steps_per_batch
     out = []
+    if atari_available():  # Pong with a small CNN: at the first pool size only (Atari pools build slowly)
+        n, cnn = args.num_envs[0], SmallCNN()
+        frames = batch_multiple(args.frames * 0.1, n, T)
+        out.append((f"stream, small CNN, {ATARI_ENV_ID}", n,
+                    lambda n=n, f=frames: run_stream(n, f, T, cnn, split_envs=False, env_id=ATARI_ENV_ID)))
+        if envpool_available():
+            out.append((f"CleanRL loop over EnvPool, small CNN, {ATARI_ENV_ID}", n,
+                        lambda n=n, f=frames: run_cleanrl_envpool(n, f, T, cnn, env_id=ATARI_ENV_ID)))
     for n in args.num_envs:
-        frames = args.frames // (n * T) * (n * T)
+        frames = batch_multiple(args.frames, n, T)
         out.append(("stream, MLP", n, lambda n=n, f=frames: run_stream(n, f, T, mlp, split_envs=False)))
         out.append(("stream split, MLP", n, lambda n=n, f=frames: run_stream(n, f, T, mlp, split_envs=True)))
         if envpool_available():
@@ -143,8 +187,10 @@ def cases(args) -> list[tuple[str, int, callable]]:
             if n <= 8:  # one process per env: more than 8 on a 2-core machine only measures the OS
                 out.append(("torchrl Collector(ParallelEnv), MLP", n, lambda n=n, f=frames: run_torchrl_collector(
                     lambda: ParallelEnv(n, lambda: GymEnv(ENV_ID, categorical_action_encoding=True)), n, f, T, mlp)))
-        for env_id, (shape, dtype) in OVERHEAD_ENVS.items():
-            env_frames = frames if env_id == ENV_ID else max(n * T, frames // 10 // (n * T) * (n * T))
+        for env_id, (shape, dtype, share) in OVERHEAD_ENVS.items():
+            if env_id == ATARI_ENV_ID and (n != args.num_envs[0] or not atari_available()):
+                continue
+            env_frames = batch_multiple(args.frames * share, n, T)
             out.append((f"stream, trivial policy, {env_id}", n, lambda n=n, f=env_frames, e=env_id, p=zeros_policy(
                 shape, dtype): run_stream(n, f, T, p, split_envs=False, env_id=e)))
             out.append((f"bare Pool.step, {env_id}", n, lambda n=n, f=env_frames, e=env_id: run_bare_pool(n, f, e)))
@@ -176,19 +222,22 @@ def main() -> None:
                 bar.update()
 
     median = {key: statistics.median(values) for key, values in rates.items()}
-    lines = ["| system | num_envs | frames/s (= steps/s) | spread | vs CleanRL loop over EnvPool |",
+    lines = ["| system | num_envs | env steps/s | spread | vs CleanRL loop over EnvPool |",
              "|---|---:|---:|---:|---:|"]
     for (system, n), rate in median.items():
         values = rates[(system, n)]
         spread = (max(values) - min(values)) / rate
         base = median.get(("CleanRL loop over EnvPool, MLP", n))
-        ratio = f"{rate / base:.2f}x" if base and "MLP" in system else "-"
+        if "small CNN" in system:
+            base = median.get((f"CleanRL loop over EnvPool, small CNN, {ATARI_ENV_ID}", n))
+        ratio = f"{rate / base:.2f}x" if base and ("MLP" in system or "CNN" in system) else "-"
         lines.append(f"| {system} | {n} | {rate:,.0f} | {spread:.0%} | {ratio} |")
     overhead = ["| env | num_envs | stream (trivial policy) / bare Pool.step |", "|---|---:|---:|"]
     for env_id in OVERHEAD_ENVS:
         for n in args.num_envs:
-            share = median[(f"stream, trivial policy, {env_id}", n)] / median[(f"bare Pool.step, {env_id}", n)]
-            overhead.append(f"| {env_id} | {n} | {share:.0%} |")
+            if (f"bare Pool.step, {env_id}", n) in median:
+                share = median[(f"stream, trivial policy, {env_id}", n)] / median[(f"bare Pool.step, {env_id}", n)]
+                overhead.append(f"| {env_id} | {n} | {share:.0%} |")
     table = "\n".join(lines) + "\n\n" + "\n".join(overhead)
     print("\n" + table)
     if args.quick:
@@ -198,15 +247,19 @@ def main() -> None:
     section = (
         "<!-- stream:begin -->\n"
         "## torchpool.stream: rollout collection on the CPU (`benchmarks/stream.py`)\n\n"
-        "How many frames/s does `torchpool.stream` collect with a small MLP policy (CartPole-v1), next to a "
-        "CleanRL-style loop over EnvPool and torchrl's Collector, and what does the stream itself cost?\n\n"
+        "How many frames/s does `torchpool.stream` collect with a small MLP policy (CartPole-v1) and a small CNN "
+        "(Pong-v5), next to a CleanRL-style loop over EnvPool and torchrl's Collector, and what does the stream "
+        "itself cost (trivial policy, share of the bare Pool's steps/s)? Targets: at least 1.5x the CleanRL "
+        "loop, and 90% of the bare Pool with a trivial policy.\n\n"
         f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}\n"
         f"- Software: {info['versions']}\n"
         f"- Settings: {args.repeats} alternating repeats, medians; {args.frames:,} frames per measurement; "
         f"batches of [num_envs, {args.steps_per_batch}]; policy MLP 4-64-64-2 with Categorical sampling, "
-        "torch.set_num_threads(1); default threads for every pool; CartPole has no frame skip, so "
-        "frames/s = steps/s. `split` = two env groups stepped in turn (overlap).\n\n" + table +
+        "small CNN conv 16x8/4, conv 32x4/2, linear (Pong-v5, 10% of the frames, first pool size only), "
+        "torch.set_num_threads(1); default threads for every pool; frames/s = env steps/s here (Pong's "
+        "frame skip not counted). `split` = two env groups stepped in turn (overlap); the stream's default "
+        "on the CPU is one group.\n\n" + table +
         "\n\n![frames/s by system and num_envs](stream.png)\n<!-- stream:end -->")
     path = HERE / "RESULTS.md"
     bench.write_section(path, section, "<!-- stream:begin -->", "<!-- stream:end -->")
@@ -224,9 +277,9 @@ def main() -> None:
         ax.bar(xs, [median.get((system, n), 0) for n in args.num_envs], width, label=system)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(args.num_envs))], [str(n) for n in args.num_envs])
     ax.set_xlabel("num_envs")
-    ax.set_ylabel("frames/s (log)")
+    ax.set_ylabel("env steps/s (log)")
     ax.set_yscale("log")
-    ax.set_title(f"CartPole-v1 rollout collection, median of {args.repeats}\n{info['cpu']}, {info['cores']} cores")
+    ax.set_title(f"Rollout collection (CartPole-v1 unless named), median of {args.repeats}\n{info['cpu']}, {info['cores']} cores")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
     fig.tight_layout()
     fig.savefig(HERE / "stream.png", dpi=120)

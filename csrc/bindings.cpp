@@ -145,6 +145,11 @@ PYBIND11_MODULE(_core, m) {
       .def("send", [](ExecutorBase& e, uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
         e.send(address<void>(actions), static_cast<Dtype>(dtype), address<int64_t>(ids), count);
       })
+      // set_block() then send() to every env: Pool.send_into in one call.
+      .def("send_into", [](ExecutorBase& e, size_t block, uintptr_t base, uintptr_t actions, int dtype) {
+        e.set_block(block, reinterpret_cast<uint8_t*>(base));
+        e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
+      })
       // send() to every env, then wait for `block` — the sync step in one call.
       .def("step", [](ExecutorBase& e, uintptr_t actions, int dtype, size_t block) {
         e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
@@ -162,6 +167,7 @@ PYBIND11_MODULE(_core, m) {
         py::gil_scoped_release release;
         e.reset(address<int64_t>(ids), count, address<uint64_t>(seeds), check_signals);
       })
+      .def("wakes_workers", &ExecutorBase::wakes_workers)
       .def("get_state", &ExecutorBase::get_state)
       .def("set_state", &ExecutorBase::set_state)
       .def("close", [](ExecutorBase& e) {

@@ -6,6 +6,7 @@ import torch
 
 import torchpool
 from threads import native_threads
+from torchpool.pool import Pool
 
 STEP_KEYS = {"observation", "reward", "terminated", "truncated", "done", "env_id",
              "episode_return", "episode_length"}
@@ -317,3 +318,88 @@ def test_in_sync_pools_of_costly_envs_the_caller_takes_a_workers_place():
             torch.testing.assert_close(alone.step(a)["observation"], expected)
     with torchpool.make("_Probe-v0", batch_size=3, **kwargs):
         assert native_threads() - before == 2
+
+
+def columns(pool, data: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The step outputs in a buffer laid out as ``pool.output_layout()`` (padding between columns left out)."""
+    out = {}
+    for key, dtype, shape, offset in pool.output_layout():
+        count = pool.num_envs * int(np.prod(shape, dtype=np.int64))
+        out[key] = data[offset:offset + count * dtype.itemsize].view(dtype).view(pool.num_envs, *shape)
+    return out
+
+
+def assert_same_step(pool, got: torch.Tensor, expected: torch.Tensor, where: str) -> None:
+    got, expected = columns(pool, got), columns(pool, expected)
+    for key in expected:
+        assert torch.equal(got[key], expected[key]), f"{where}: {key}"
+
+
+def test_send_into_writes_the_step_straight_into_the_callers_buffer():
+    actions = [torch.randint(0, 2, (4,)) for _ in range(30)]
+    with torchpool.make("CartPole-v1", num_envs=4, seed=5) as plain, \
+            torchpool.make("CartPole-v1", num_envs=4, seed=5) as redirected:
+        plain.reset()
+        redirected.reset()
+        outs = [torch.full((redirected.output_nbytes,), 0xAB, dtype=torch.uint8) for _ in range(2)]
+        for t, action in enumerate(actions):
+            expected = Pool.output_bytes(plain.step(action))
+            out = outs[t % 2]
+            if t % 3 == 2:  # plain steps in between use the pool's own blocks again
+                got = Pool.output_bytes(redirected.step(action))
+                assert got.data_ptr() not in {o.data_ptr() for o in outs}
+                assert_same_step(redirected, got, expected, f"step {t}")
+                continue
+            before_other = outs[(t + 1) % 2].clone()
+            redirected.send_into(action, out)
+            assert redirected.recv_into() is out
+            assert_same_step(redirected, out, expected, f"step {t}")
+            assert torch.equal(outs[(t + 1) % 2], before_other), "only the given buffer is written"
+
+
+def test_send_into_and_recv_into_refuse_misuse():
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        pool.reset()
+        action = torch.zeros(4, dtype=torch.int64)
+        good = torch.empty(pool.output_nbytes, dtype=torch.uint8)
+        for bad, what in [(torch.empty(pool.output_nbytes - 1, dtype=torch.uint8), "elements"),
+                          (torch.empty(pool.output_nbytes, dtype=torch.int8), "torch.int8"),
+                          (torch.empty(2 * pool.output_nbytes, dtype=torch.uint8)[::2], "not contiguous"),
+                          (good.numpy(), "ndarray")]:
+            with pytest.raises(ValueError, match=f"output_nbytes={pool.output_nbytes}.*{what}"):
+                pool.send_into(action, bad)
+        with pytest.raises(RuntimeError, match="none is in flight"):
+            pool.recv_into()
+        pool.send_into(action, good)
+        with pytest.raises(RuntimeError, match="collect it with recv_into"):
+            pool.recv()
+        with pytest.raises(RuntimeError, match="some are in flight"):
+            pool.send_into(action, good)
+        pool.recv_into()
+    with torchpool.make("CartPole-v1", num_envs=4, batch_size=2) as pool:
+        with pytest.raises(RuntimeError, match="needs a sync pool"):
+            pool.send_into(torch.zeros(4, dtype=torch.int64), torch.empty(pool.output_nbytes, dtype=torch.uint8))
+
+
+def test_recv_into_raises_a_worker_exception_and_the_pool_keeps_working():
+    with probe(num_envs=2, fail_at_step=2) as pool:
+        pool.reset()
+        out = torch.empty(pool.output_nbytes, dtype=torch.uint8)
+        action = torch.zeros(2, dtype=torch.int64)
+        pool.send_into(action, out)
+        pool.recv_into()
+        pool.send_into(action, out)
+        with pytest.raises(RuntimeError, match="probe failure at step 2"):
+            pool.recv_into()
+        assert pool.step(action)["observation"][:, 3].tolist() == [3.0, 3.0]
+
+
+def test_a_rejected_send_into_leaves_later_plain_steps_in_the_pools_own_buffers():
+    with torchpool.make("CartPole-v1", num_envs=2) as pool:
+        pool.reset()
+        out = torch.zeros(pool.output_nbytes, dtype=torch.uint8)
+        with pytest.raises(ValueError, match="action"):
+            pool.send_into(torch.tensor([0, 7]), out)
+        td = pool.step(torch.tensor([0, 1]))
+        assert not out.any(), "the rejected step's buffer is never written"
+        assert td["env_id"].tolist() == [0, 1]

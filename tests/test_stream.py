@@ -91,16 +91,40 @@ def test_break_leaves_no_thread_running_and_an_existing_pool_reusable():
     before = native_threads()
     stream_threads = []
     for _ in torchpool.stream("Pendulum-v1", lambda obs: torch.zeros(obs.shape[0], 1), num_envs=4,
-                              frames_per_batch=8, num_threads=2):
+                              frames_per_batch=8, num_threads=2, split_envs=True):
         stream_threads.append(native_threads())
         break
     assert stream_threads == [before + 4], "two pools of two workers ran"
-    assert native_threads() == before, "owned pools are closed when the loop ends"
+    assert native_threads(settle_to=before) == before, "owned pools are closed when the loop ends"
     with torchpool.make("CartPole-v1", num_envs=4) as pool:
         for _ in torchpool.stream(pool, lean_right, frames_per_batch=8):
             break
         td = pool.step(torch.zeros(4, dtype=torch.int64))  # idle again: nothing left in flight
         assert td.batch_size == torch.Size([4])
+
+
+COSTLY_PROBE = {"max_sleep_us": 100.0, "episode_length": 50}  # steps the workers run in the background
+
+
+def env_groups(env_id: str, device: str, **kwargs) -> int:
+    stream = torchpool.stream(env_id, lambda obs: torch.zeros(obs.shape[0], dtype=torch.int64, device=obs.device),
+                              num_envs=4, frames_per_batch=8, total_frames=8, device=device, **kwargs)
+    (batch,) = list(stream)
+    assert torch.equal(batch["env_id"][:, 0].cpu(), torch.arange(4))
+    return stream.stats()["env_groups"]
+
+
+def test_on_the_cpu_the_envs_are_not_split_by_default():
+    # The policy would compete with the workers for the same cores (NOTE [Env groups]).
+    assert env_groups("CartPole-v1", "cpu") == 1
+    assert env_groups("_Probe-v0", "cpu", **COSTLY_PROBE) == 1
+    assert env_groups("_Probe-v0", "cpu", split_envs=True, **COSTLY_PROBE) == 2
+
+
+@pytest.mark.cuda
+def test_with_cuda_only_envs_the_workers_step_are_split_by_default():
+    assert env_groups("CartPole-v1", "cuda") == 1  # the caller steps envs this cheap itself
+    assert env_groups("_Probe-v0", "cuda", **COSTLY_PROBE) == 2
 
 
 def test_an_exception_in_the_policy_propagates_with_its_traceback():
@@ -116,7 +140,7 @@ def test_an_exception_in_the_policy_propagates_with_its_traceback():
     with pytest.raises(ValueError, match="policy exploded") as error:
         list(torchpool.stream("CartPole-v1", broken_policy, num_envs=4, frames_per_batch=40, total_frames=80))
     assert "broken_policy" in "".join(traceback.format_tb(error.value.__traceback__))
-    assert native_threads() == before
+    assert native_threads(settle_to=before) == before
 
 
 def test_policy_extras_are_stored_next_to_the_action():
@@ -188,16 +212,19 @@ def test_an_async_pool_is_refused():
 
 
 @pytest.mark.cuda
-def test_cuda_batches_equal_cpu_batches():
+@pytest.mark.parametrize("split_envs", [False, True])
+def test_cuda_batches_equal_cpu_batches(split_envs):
     def run(device):
         def policy(observation):
             return lean_right(observation.to(device))
         stream = torchpool.stream("CartPole-v1", policy, num_envs=8, frames_per_batch=64, total_frames=256,
-                                  device=device, seed=1)
+                                  device=device, seed=1, split_envs=split_envs)
         return [batch.to("cpu").clone() for batch in stream]
 
-    for cpu, gpu in zip(run("cpu"), run("cuda")):
-        assert (cpu == gpu).all()
+    cpu, gpu = run("cpu"), run("cuda")
+    assert len(cpu) == len(gpu) == 4
+    for cpu_batch, gpu_batch in zip(cpu, gpu):
+        assert (cpu_batch == gpu_batch).all()
 
 
 @pytest.mark.cuda

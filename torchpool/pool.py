@@ -170,6 +170,7 @@ class Pool:
             int(seed), _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
         )
         spec = self._core.spec()
+        self._step_cost_ns = float(spec["step_cost_ns"])  # the env family's estimate of one step
         self.task_kwargs = kwargs
         self.max_episode_steps = int(spec["max_episode_steps"])
         self.observation_spec: BoxSpec = observation_spec(spec["observation"], obs_dtype)
@@ -179,6 +180,8 @@ class Pool:
         self._block_layout = self._core.block_layout()
         self._blocks = [self._new_block(b) for b in range(num_blocks)]
         self._handed_out = [False] * num_blocks
+        # Per block: the caller's tensor that send_into() pointed it at, else None.
+        self._redirected: list[torch.Tensor | None] = [None] * num_blocks
         self._reset_buffer: _Buffer | None = None
         self._rows_sent = 0       # rows claimed by send()/async_reset() so far
         self._rows_received = 0   # rows handed out by recv()/step() so far
@@ -270,12 +273,58 @@ class Pool:
                 f"recv() needs batch_size={self.batch_size} envs in flight, but {pending} are; "
                 "send() actions (or async_reset()) first")
         block = (self._rows_received // self.batch_size) % len(self._blocks)
+        if self._redirected[block] is not None:
+            raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
         try:
             core.wait_block(block)
         except RuntimeError:
             self._rows_received += self.batch_size  # an env failed; its block was consumed
             raise
         return self._hand_out(block)
+
+    def send_into(self, action: Any, out: torch.Tensor) -> None:
+        """Low-level, sync pools: ``send(action)`` to every env, with the results written into ``out``.
+
+        ``out`` is a contiguous CPU ``uint8`` tensor of ``output_nbytes`` bytes
+        (pinned if it will be copied to a GPU), laid out as ``output_layout()``
+        describes. The workers write this step's outputs straight into it, so
+        a rollout buffer receives them without a copy; ``recv_into()`` waits
+        for them. ``out`` must stay untouched until then.
+        """
+        core = self._live_core()
+        if self.is_async:
+            raise RuntimeError("send_into() needs a sync pool (batch_size == num_envs)")
+        if self._rows_sent != self._rows_received:
+            raise RuntimeError("send_into() needs every env idle, but some are in flight; recv() them first")
+        if (out.__class__ is not torch.Tensor or out.dtype != torch.uint8 or not out.is_cpu
+                or not out.is_contiguous() or out.numel() != core.block_bytes):
+            raise ValueError(f"out must be a contiguous CPU uint8 tensor of output_nbytes={core.block_bytes} "
+                             f"bytes, got {_describe(out)}")
+        action = self._full_action(action)
+        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        # The pool's own buffer of this block is not written, so it needs no
+        # reclaiming now; the next plain send through the block points it home
+        # and reclaims it then (_reclaim).
+        # Marked first: if the core rejects the action, the block already points at out.
+        self._redirected[block] = out
+        self._handed_out[block] = True
+        core.send_into(block, out.data_ptr(), action.data_ptr(), _CODES[action.dtype])
+        self._rows_sent += self.num_envs
+
+    def recv_into(self) -> torch.Tensor:
+        """Low-level: waits for the results of the last ``send_into()`` and returns its ``out``."""
+        core = self._live_core()
+        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        out = self._redirected[block]
+        if self._rows_sent == self._rows_received or out is None:
+            raise RuntimeError("recv_into() collects a send_into(), but none is in flight")
+        try:
+            core.wait_block(block)
+        except RuntimeError:
+            self._rows_received += self.batch_size  # an env failed; its block was consumed
+            raise
+        self._rows_received += self.batch_size
+        return out
 
     def async_reset(self) -> None:
         """Starts a reset of every env and returns at once; ``recv()`` collects the results."""
@@ -299,6 +348,11 @@ class Pool:
         offset. ``torchpool.stream`` copies whole batches with one DMA this way.
         """
         return [(name, _DTYPES[code], tuple(shape), offset) for name, code, shape, offset in self._block_layout]
+
+    @property
+    def output_nbytes(self) -> int:
+        """Low-level: bytes of one batch's buffer (``output_bytes(td).numel()``; ``send_into``'s ``out``)."""
+        return self._live_core().block_bytes
 
     @staticmethod
     def output_bytes(td: TensorDict) -> torch.Tensor:
@@ -344,6 +398,9 @@ class Pool:
         return self._blocks[block].tensordict
 
     def _reclaim(self, block: int) -> None:
+        if self._redirected[block] is not None:
+            self._redirected[block] = None
+            self._core.set_block(block, self._blocks[block].data.data_ptr())
         # NOTE [Output ring reuse]
         if self._blocks[block].held():
             self._blocks[block] = self._new_block(block)
@@ -411,6 +468,13 @@ class Pool:
             allowed = ", ".join(sorted(str(d) for d in self._action_dtypes))
             raise TypeError(f"{self.env_id}: action dtype must be one of {allowed}, got {action.dtype}")
         return action.detach().to("cpu").contiguous()
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return (f"{value.dtype} tensor of {value.numel()} elements on {value.device}"
+                f"{'' if value.is_contiguous() else ', not contiguous'}")
+    return type(value).__name__
 
 
 def _positive_int(name: str, value: Any) -> int:

@@ -5,18 +5,26 @@
     for batch in stream:          # TensorDict [num_envs, T] on `device`
         loss = ...
 
-How a step travels (NOTE [Stream data path]): C++ workers write each step's
-outputs into the pool's pinned output block; one non-blocking copy of that
-whole block (all keys at once, on a side CUDA stream) lands in a raw slot of
-the rollout buffer on the device; a CUDA event per copy tells the stream when
-the pinned block may be written again. Actions go back through a pinned
-buffer. When a batch is complete, its raw slots are rearranged on the device
-into torchrl's ``[num_envs, T]`` layout. No Python loop over envs, no host copy
-besides the one DMA. On a machine without CUDA the same path runs on the CPU.
+How a step travels (NOTE [Stream data path]): ``Pool.send_into`` points the
+pool's output at a buffer of the stream's, so C++ workers write each step's
+outputs (all keys, one block of bytes) straight into it. On the CPU that
+buffer is the step's raw slot of the rollout buffer itself: no copy at all.
+With CUDA it is one of a few pinned staging rows per group; one non-blocking
+copy on a side CUDA stream moves the row into its raw slot on the device, and
+a CUDA event per row tells the stream when the row may be written again.
+Actions go back through a pinned buffer. When a batch is complete, its raw
+slots are rearranged on the device into torchrl's ``[num_envs, T]`` layout.
+No Python loop over envs, no host copy besides the one DMA.
 
-Overlap (NOTE [Env groups]): with ``split_envs=True`` (the default for an env
-id) the envs form two pools of ``num_envs / 2``, stepped in turn: while the
-workers step one group, the policy computes actions for the other.
+Overlap (NOTE [Env groups]): with ``split_envs=True`` the envs form two pools
+of ``num_envs / 2``, stepped in turn: while the workers step one group, the
+policy computes actions for the other. That pays only when the policy runs
+elsewhere than the env workers and the workers step envs in the background.
+So the default (``None``) splits only with a CUDA device and envs whose steps
+wake the workers. Envs so cheap that the calling thread steps them itself
+(classic control) gain nothing and would pay the per-step overhead twice; a
+CPU policy competes with the workers for the same cores (measured on 2 cores
+with an MLP on HalfCheetah-v5 and Pong-v5: 0.8-1.0x of one group).
 
 Policy lag: the stream holds the policy by reference, so in-place weight
 updates apply from the next action on. With two groups, the first action of
@@ -28,7 +36,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Mapping
 from typing import Any, Callable
 
@@ -43,16 +50,18 @@ from .pool import Pool
 class _Group:
     """One pool of the stream and where its envs sit in the batch."""
 
-    def __init__(self, pool: Pool, index: int, first_row: int):
+    def __init__(self, pool: Pool, index: int):
         self.pool = pool
-        self.index = index
-        self.rows = slice(first_row, first_row + pool.num_envs)
+        self.index = index  # the group's envs are rows [index * group_size, (index + 1) * group_size)
         self.t = 0              # steps of the current batch already received
         self.slot_set = 0       # which of the two raw buffers the current batch uses
         self.batches_done = 0
         self.in_flight = False
-        self.copy_events: deque = deque()
         self.host_action: torch.Tensor | None = None
+        # CUDA only: pinned rows the workers write into, and each row's last copy.
+        self.staging: list[torch.Tensor] = []
+        self.staging_events: list[torch.cuda.Event | None] = []
+        self.sends = 0
 
 
 class RolloutStream(IterableDataset):
@@ -83,8 +92,6 @@ class RolloutStream(IterableDataset):
         self.steps_per_batch = frames_per_batch // num_envs
         self.total_frames = total_frames
         self.device = torch.device(device) if device is not None else torch.device("cpu")
-        if split_envs is None:
-            split_envs = not isinstance(env, Pool) and num_envs >= 2 and num_envs % 2 == 0
         if split_envs and num_envs % 2:
             raise ValueError(f"split_envs needs an even num_envs, got {num_envs}")
         self.split_envs = split_envs
@@ -94,6 +101,7 @@ class RolloutStream(IterableDataset):
         self._seconds = {"envs": 0.0, "policy": 0.0, "copies": 0.0, "consumer": 0.0}
         self._frames = 0
         self._wall = 0.0
+        self._env_groups = 0  # 1 or 2 once iteration starts (NOTE [Env groups])
 
     def __len__(self) -> int:
         if self.total_frames is None:
@@ -104,26 +112,38 @@ class RolloutStream(IterableDataset):
         return self._collect()
 
     def stats(self) -> dict[str, Any]:
-        """Where the time went: seconds waiting on envs, in the policy, in copies and in the consumer."""
+        """Where the time went: seconds waiting on envs, in the policy, in copies and in the consumer.
+
+        Also frames so far, frames/s and ``env_groups``: how many groups the envs were split into.
+        """
         return {"frames": self._frames, "seconds": dict(self._seconds), "wall_seconds": self._wall,
-                "frames_per_s": self._frames / self._wall if self._wall else 0.0}
+                "frames_per_s": self._frames / self._wall if self._wall else 0.0, "env_groups": self._env_groups}
 
     # ---- collection -----------------------------------------------------------
 
     def _open_pools(self) -> tuple[list[_Group], bool]:
         if isinstance(self.env, Pool):
-            return [_Group(self.env, 0, 0)], False
+            return [_Group(self.env, 0)], False
         kwargs = dict(self.make_kwargs)
         seed = kwargs.pop("seed", 0)
-        if not self.split_envs:
-            return [_Group(Pool(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0, 0)], True
         half = self.num_envs // 2
+        if self.split_envs is False or self.num_envs % 2 or (self.split_envs is None and not self._cuda):
+            return [_Group(Pool(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
         # Env i of the stream is seeded with seed + i whichever group it is in.
-        return [_Group(Pool(self.env, num_envs=half, seed=seed + g * half, **kwargs), g, g * half)
-                for g in range(2)], True
+        first = Pool(self.env, num_envs=half, seed=seed, **kwargs)
+        if self.split_envs is None and not (self._cuda and first._core.wakes_workers(half)):  # NOTE [Env groups]
+            first.close()
+            return [_Group(Pool(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
+        try:
+            second = Pool(self.env, num_envs=half, seed=seed + half, **kwargs)
+        except BaseException:
+            first.close()
+            raise
+        return [_Group(first, 0), _Group(second, 1)], True
 
     def _collect(self):
         groups, owned = self._open_pools()
+        self._env_groups = len(groups)
         batches_wanted = len(self) if self.total_frames is not None else None
         bar = None
         if self.progress:
@@ -131,16 +151,15 @@ class RolloutStream(IterableDataset):
 
             bar = tqdm(total=self.total_frames, unit="frame", desc="stream")
         try:
-            self._start(groups)
+            # Grad mode is switched off once per batch, not per policy call
+            # (that costs microseconds a step), and is the consumer's again at each yield.
+            with torch.no_grad():
+                self._start(groups)
             started = time.perf_counter()
             batches = 0
             while batches_wanted is None or batches < batches_wanted:
-                for group in groups:
-                    more = batches_wanted is None or group.batches_done + 1 < batches_wanted
-                    self._advance(group, send_next_batch=more)
-                if groups[-1].t != 0:
-                    continue
-                batch = self._assemble(1 - groups[-1].slot_set)
+                with torch.no_grad():
+                    batch = self._next_batch(groups, batches_wanted)
                 batches += 1
                 self._frames += self.frames_per_batch
                 if bar is not None:
@@ -155,13 +174,22 @@ class RolloutStream(IterableDataset):
                 bar.close()
             for group in groups:
                 if group.in_flight and not group.pool.closed:
-                    group.pool.recv()  # leaves a caller's pool idle and reusable
+                    group.pool.recv_into()  # leaves a caller's pool idle and reusable
                     group.in_flight = False
                 if owned:
                     group.pool.close()
             for group in groups:
-                for event in group.copy_events:
-                    event.synchronize()
+                for event in group.staging_events:
+                    if event is not None:
+                        event.synchronize()
+
+    def _next_batch(self, groups: list[_Group], batches_wanted: int | None) -> TensorDict:
+        while True:
+            for group in groups:
+                more = batches_wanted is None or group.batches_done + 1 < batches_wanted
+                self._advance(group, send_next_batch=more)
+            if groups[-1].t == 0:
+                return self._assemble(1 - groups[-1].slot_set)
 
     def _start(self, groups: list[_Group]) -> None:
         first = groups[0].pool
@@ -174,57 +202,70 @@ class RolloutStream(IterableDataset):
         # starts from (the previous batch's last), slots 1..T its steps.
         self._raw = [torch.empty((T + 1, G, nbytes), dtype=torch.uint8, device=self.device) for _ in range(2)]
         self._policy_outputs: list[dict[str, torch.Tensor]] | None = None
-        self._out: HeldWatch | None = None
+        self._policy_views: list | None = None
+        self._outs: list[tuple[HeldWatch, list]] = []  # output buffers and their assembly views
         self._copy_stream = torch.cuda.Stream(self.device) if self._cuda else None
-        # The policy's input for slot t of group g, made once: [group_size, *obs_shape] views.
+        # Made once: the policy's input for slot t of group g ([group_size, *obs_shape]
+        # views) and the raw slot each step lands in ([bytes] views).
         self._observation_views = [
             [[column[t, g] for g in range(G)] for t in range(T + 1)]
             for column in (self._column(raw, "observation") for raw in self._raw)]
+        self._slot_views = [[[raw[t, g] for g in range(G)] for t in range(T + 1)] for raw in self._raw]
+        self._policy_is_module = hasattr(self.policy, "in_keys") and hasattr(self.policy, "out_keys")
         for group, td in zip(groups, reset):
-            group.t, group.slot_set, group.batches_done = 0, 0, 0
-            self._copy_block(group, td, self._raw[0][0, group.index], wait=True)
+            group.t, group.slot_set, group.batches_done, group.sends = 0, 0, 0, 0
+            if self._cuda:
+                group.staging = [torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+                                 for _ in range(self._STAGING_ROWS)]
+                group.staging_events = [None] * self._STAGING_ROWS
+            self._raw[0][0, group.index].copy_(Pool.output_bytes(td))  # once per stream: no need to be quick
             self._act(group)
+
+    # Pinned rows per group with CUDA: a row is written again two sends after
+    # its copy was queued, so that copy has had a whole step to finish.
+    _STAGING_ROWS = 3
 
     def _advance(self, group: _Group, send_next_batch: bool) -> None:
         """Receives one step of ``group``, files it, and sends its next action."""
         tick = time.perf_counter()
-        td = group.pool.recv()
-        group.in_flight = False
+        group.in_flight = False  # even if recv_into raises: a failed step is consumed
+        landed = group.pool.recv_into()
         self._seconds["envs"] += time.perf_counter() - tick
-        raw = self._raw[group.slot_set]
-        self._copy_block(group, td, raw[group.t + 1, group.index])
-        del td
         group.t += 1
+        if self._cuda:
+            self._copy_row(group, landed, self._slot_views[group.slot_set][group.t][group.index])
         if group.t == self.steps_per_batch:
             group.batches_done += 1
             group.t = 0
             group.slot_set ^= 1
-            self._raw[group.slot_set][0, group.index].copy_(raw[self.steps_per_batch, group.index],
-                                                             non_blocking=True)
+            # The batch's last observation is the next batch's first.
+            self._slot_views[group.slot_set][0][group.index].copy_(
+                self._slot_views[1 - group.slot_set][self.steps_per_batch][group.index], non_blocking=True)
             if not send_next_batch:
                 return
         self._act(group)
 
-    def _copy_block(self, group: _Group, td: TensorDict, destination: torch.Tensor, wait: bool = False) -> None:
+    def _copy_row(self, group: _Group, row: torch.Tensor, destination: torch.Tensor) -> None:
+        """CUDA: one DMA of a pinned staging row into its raw slot, on the side stream."""
         tick = time.perf_counter()
-        source = Pool.output_bytes(td)
-        if self._cuda:
-            event = torch.cuda.Event()
-            with torch.cuda.stream(self._copy_stream):
-                destination.copy_(source, non_blocking=True)
-                event.record(self._copy_stream)
-            torch.cuda.current_stream(self.device).wait_event(event)
-            if wait:
-                event.synchronize()
-            else:
-                group.copy_events.append(event)
-                # The pool rewrites the block received two recvs ago at the next
-                # send (a sync pool has three blocks): its copy must be done.
-                while len(group.copy_events) > 2:
-                    group.copy_events.popleft().synchronize()
-        else:
-            destination.copy_(source)
+        event = torch.cuda.Event()
+        with torch.cuda.stream(self._copy_stream):
+            destination.copy_(row, non_blocking=True)
+            event.record(self._copy_stream)
+        torch.cuda.current_stream(self.device).wait_event(event)
+        group.staging_events[(group.sends - 1) % self._STAGING_ROWS] = event
         self._seconds["copies"] += time.perf_counter() - tick
+
+    def _destination(self, group: _Group) -> torch.Tensor:
+        """Where the workers write the group's next step: its raw slot, or a free pinned row."""
+        if not self._cuda:
+            return self._slot_views[group.slot_set][group.t + 1][group.index]
+        row = group.sends % self._STAGING_ROWS
+        event = group.staging_events[row]
+        if event is not None:
+            event.synchronize()  # the row's previous copy must be done before the workers rewrite it
+            group.staging_events[row] = None
+        return group.staging[row]
 
     def _column(self, raw: torch.Tensor, key: str) -> torch.Tensor:
         """Key ``key`` of raw slots ``[S, G, bytes]`` as ``[S, G, group_size, *shape]`` (a view)."""
@@ -237,16 +278,13 @@ class RolloutStream(IterableDataset):
         """Computes the group's action for its current slot, files it and sends it."""
         tick = time.perf_counter()
         slot_set, t = group.slot_set, group.t
-        observation = self._observation_views[slot_set][t][group.index]
-        with torch.no_grad():
-            action, extras = self._call_policy(observation)
-        outputs = {"action": action, **extras}
-        if self._policy_outputs is None:
-            self._policy_outputs = [
-                {key: torch.empty((self.steps_per_batch, self.num_envs, *value.shape[1:]), dtype=value.dtype,
-                                  device=self.device) for key, value in outputs.items()} for _ in range(2)]
-        for key, value in outputs.items():
-            self._policy_outputs[slot_set][key][t, group.rows] = value
+        action, extras = self._call_policy(self._observation_views[slot_set][t][group.index])
+        if self._policy_views is None:
+            self._new_policy_outputs(action, extras)
+        rows = self._policy_views[slot_set][t][group.index]
+        rows["action"].copy_(action)
+        for key, value in extras.items():
+            rows[key].copy_(value)
         self._seconds["policy"] += time.perf_counter() - tick
         if self._cuda:
             if group.host_action is None:
@@ -254,18 +292,33 @@ class RolloutStream(IterableDataset):
             group.host_action.copy_(action, non_blocking=True)
             torch.cuda.current_stream(self.device).synchronize()
             action = group.host_action
-        group.pool.send(action)
+        group.pool.send_into(action, self._destination(group))
+        group.sends += 1
         group.in_flight = True
+
+    def _new_policy_outputs(self, action: torch.Tensor, extras: dict[str, torch.Tensor]) -> None:
+        """Buffers [T, num_envs, ...] for the policy's outputs, shaped by its first call, and their row views."""
+        outputs = {"action": action, **extras}
+        self._policy_outputs = [
+            {key: torch.empty((self.steps_per_batch, self.num_envs, *value.shape[1:]), dtype=value.dtype,
+                              device=self.device) for key, value in outputs.items()} for _ in range(2)]
+        n = self._group_size
+        self._policy_views = [
+            [[{key: buffer[t, g * n:(g + 1) * n] for key, buffer in slot.items()}
+              for g in range(self._raw[0].shape[1])] for t in range(self.steps_per_batch)]
+            for slot in self._policy_outputs]
 
     def _call_policy(self, observation: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         policy = self.policy
-        if hasattr(policy, "in_keys") and hasattr(policy, "out_keys"):  # a TensorDict module
+        if self._policy_is_module:  # a TensorDict module
             td = policy(TensorDict({"observation": observation}, batch_size=observation.shape[:1]))
             if "action" not in td.keys():
                 raise KeyError(f"the policy module wrote {list(td.keys())} but no 'action'")
             extras = {key: td[key] for key in td.keys() if key not in ("observation", "action")}
             return td["action"], extras
         out = policy(observation)
+        if out.__class__ is torch.Tensor:
+            return out, {}
         if isinstance(out, tuple):
             if len(out) != 2 or not isinstance(out[1], Mapping):
                 raise TypeError("a policy returning a tuple must return (action, dict_of_extras)")
@@ -281,29 +334,42 @@ class RolloutStream(IterableDataset):
     def _assemble(self, slot_set: int) -> TensorDict:
         """Rearranges a completed raw batch into torchrl's [num_envs, T] layout on the device."""
         tick = time.perf_counter()
-        raw = self._raw[slot_set]
-        if self._out is None or self._out.held():
-            # Built by a helper so none of its temporaries inflate the baselines.
-            self._out = HeldWatch(self._new_output())
-        out = self._out.tensordict
-        G, n, T = raw.shape[1], self._group_size, self.steps_per_batch
-
-        def fill(destination: torch.Tensor, key: str, slots: slice) -> None:
-            source = self._column(raw[slots], key)
-            destination.view(G, n, T, *source.shape[3:]).copy_(source.movedim(0, 2), non_blocking=True)
-
-        fill(out["observation"], "observation", slice(0, T))
-        fill(out["next", "observation"], "final_observation", slice(1, T + 1))
-        for key in ("reward", "done", "terminated", "truncated"):
-            fill(out["next", key].squeeze(-1), key, slice(1, T + 1))
-        for key in self._next_keys:
-            fill(out["next", key], key, slice(1, T + 1))
-        for key, value in self._policy_outputs[slot_set].items():
-            out[key].copy_(value.transpose(0, 1), non_blocking=True)
+        # A for-loop still holds the previous batch while the next is made, so
+        # two output buffers take turns; more only while the consumer keeps batches.
+        for watch, assembly in self._outs:
+            if not watch.held():
+                break
+        else:
+            out, assembly = self._new_output()  # a helper: none of its temporaries inflate the baselines
+            watch = HeldWatch(out)
+            del out
+            self._outs = self._outs[-1:] + [(watch, assembly)]  # older ones are left to the consumer
+        for destination, source in assembly[slot_set]:
+            destination.copy_(source, non_blocking=True)
         self._seconds["copies"] += time.perf_counter() - tick
-        return out
+        return watch.tensordict
 
-    def _new_output(self) -> TensorDict:
+    def _assembly_pairs(self, out: TensorDict, slot_set: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """(destination, source) views that move raw set ``slot_set`` into ``out``, made once per buffer."""
+        raw = self._raw[slot_set]
+        G, n, T = raw.shape[1], self._group_size, self.steps_per_batch
+        pairs = []
+
+        def add(destination: torch.Tensor, key: str, slots: slice) -> None:
+            source = self._column(raw[slots], key)
+            pairs.append((destination.view(G, n, T, *source.shape[3:]), source.movedim(0, 2)))
+
+        add(out["observation"], "observation", slice(0, T))
+        add(out["next", "observation"], "final_observation", slice(1, T + 1))
+        for key in ("reward", "done", "terminated", "truncated"):
+            add(out["next", key].squeeze(-1), key, slice(1, T + 1))
+        for key in self._next_keys:
+            add(out["next", key], key, slice(1, T + 1))
+        for key, value in self._policy_outputs[slot_set].items():
+            pairs.append((out[key], value.transpose(0, 1)))
+        return pairs
+
+    def _new_output(self) -> tuple[TensorDict, list]:
         N, T = self.num_envs, self.steps_per_batch
         device = self.device
         obs_dtype, obs_shape, _ = self._layout["observation"]
@@ -324,7 +390,9 @@ class RolloutStream(IterableDataset):
                "next": TensorDict(nxt, batch_size=[N, T], device=device)}
         for key, value in self._policy_outputs[0].items():
             out[key] = torch.empty((N, T, *value.shape[2:]), dtype=value.dtype, device=device)
-        return TensorDict(out, batch_size=[N, T], device=device)
+        out = TensorDict(out, batch_size=[N, T], device=device)
+        # Made before the HeldWatch takes its baselines: these views count as ours.
+        return out, [self._assembly_pairs(out, slot_set) for slot_set in range(2)]
 
 
 def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_batch: int,
@@ -345,7 +413,8 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
             ``None`` streams forever.
         device: where batches (and the policy's inputs) live; default CPU.
         split_envs: two groups of envs stepped in turn so env stepping overlaps
-            policy inference (default: on for an even ``num_envs`` given by id).
+            policy inference. Default: on for an even ``num_envs`` given by id, with
+            a CUDA ``device`` and envs the worker threads step (not classic control).
         progress: show a tqdm progress bar over frames.
 
     Yields TensorDicts ``[num_envs, T]`` in torchrl's layout: ``observation``,

@@ -84,6 +84,9 @@ class ExecutorBase {
   virtual void async_reset(const int64_t* ids, size_t count) = 0;
   virtual void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) = 0;
   virtual void wait_block(size_t block, const InterruptCheck& check) = 0;
+  // Whether a push of `count` envs wakes the workers, so the envs step while
+  // the caller does something else; if not, the caller steps them in wait_block.
+  virtual bool wakes_workers(size_t count) const = 0;
   virtual std::vector<double> get_state(size_t env_id) const = 0;
   virtual void set_state(size_t env_id, const std::vector<double>& state) = 0;
   virtual void close() = 0;
@@ -385,13 +388,16 @@ class Executor final : public ExecutorBase {
       push_ids_[i] = static_cast<int32_t>(ids[i]);
       in_flight_[ids[i]] = 1;
     }
-    const size_t chunk = chunk_size(count);
-    // On VMs a wake-up (an inter-processor interrupt) costs tens of µs: items
-    // cheaper than that are left to spinning workers or to the caller, which
-    // runs them while it waits (only envs cheap enough for the caller qualify).
-    const bool wake = static_cast<double>(chunk) * spec_.step_cost_ns >= kWakeWorthNs ||
-                      spec_.step_cost_ns > kCallerMaxStepNs;
-    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk), position, wake);
+    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk_size(count)),
+                position, wakes_workers(count));
+  }
+
+  // On VMs a wake-up (an inter-processor interrupt) costs tens of µs: items
+  // cheaper than that are left to spinning workers or to the caller, which
+  // runs them while it waits (only envs cheap enough for the caller qualify).
+  bool wakes_workers(size_t count) const override {
+    return static_cast<double>(chunk_size(count)) * spec_.step_cost_ns >= kWakeWorthNs ||
+           spec_.step_cost_ns > kCallerMaxStepNs;
   }
 
   // The caller runs queued items itself while it waits: for cheap envs that
