@@ -1,0 +1,101 @@
+// action_queue_stress.cpp — ActionQueue alone, hammered by more consumer
+// threads than cores, to catch a slot reused before its consumer read it
+// (NOTE [Slot reuse] in csrc/core/action_queue.h).
+//
+// The producer keeps every env cycling: it pushes the envs the consumers have
+// finished, in random runs and chunk sizes. Each consumer checks that every
+// env it pops was pushed and not yet popped (flag 1 -> 0); the producer checks
+// that nothing stalls. Exits 1 with a message on a duplicated or lost env.
+//
+//   c++ -O2 -pthread -I csrc tests/cpp/action_queue_stress.cpp -o stress && ./stress SECONDS THREADS
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "core/action_queue.h"
+
+using namespace torchpool;
+
+int main(int argc, char** argv) {
+  const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  const int num_consumers = argc > 2 ? std::atoi(argv[2]) : 6;
+  constexpr int kNumEnvs = 8;
+
+  ActionQueue queue(kNumEnvs);
+  std::vector<std::atomic<int>> in_flight(kNumEnvs);
+  std::mutex done_mutex;
+  std::vector<int32_t> done;  // envs popped, waiting to be pushed again
+  std::atomic<bool> stop{false}, failed{false};
+  std::atomic<uint64_t> popped{0};
+
+  auto consume = [&] {
+    SpinPolicy spin;
+    spin.polls = 50;
+    while (queue.available().acquire(spin, [&] { return stop.load(); })) {
+      if (stop.load()) return;
+      const WorkItem item = queue.claim();
+      int32_t env = item.first_env;
+      for (uint32_t i = 0; i < item.count; ++i) {
+        const int32_t following = i + 1 < item.count ? queue.next_env(env) : -1;
+        if (env < 0 || env >= kNumEnvs || in_flight[env].exchange(0) != 1) {
+          std::fprintf(stderr, "env %d popped without being in flight (duplicated or corrupt item)\n", env);
+          failed = true;
+          stop = true;
+          return;
+        }
+        {
+          std::lock_guard<std::mutex> lock(done_mutex);
+          done.push_back(env);
+        }
+        popped.fetch_add(1);
+        env = following;
+      }
+    }
+  };
+
+  std::vector<std::thread> consumers;
+  for (int i = 0; i < num_consumers; ++i) consumers.emplace_back(consume);
+
+  std::mt19937 rng(12345);
+  std::vector<int32_t> ids(kNumEnvs);
+  for (int32_t env = 0; env < kNumEnvs; ++env) ids[env] = env, in_flight[env] = 1;
+  queue.push(Op::kStep, ids.data(), kNumEnvs, 1, 0, true);
+
+  const auto start = std::chrono::steady_clock::now();
+  auto last_progress = start;
+  uint64_t last_popped = 0;
+  while (!stop.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - start).count() > seconds) break;
+    std::vector<int32_t> ready;
+    {
+      std::lock_guard<std::mutex> lock(done_mutex);
+      ready.swap(done);
+    }
+    if (popped.load() != last_popped) last_popped = popped.load(), last_progress = now;
+    if (std::chrono::duration<double>(now - last_progress).count() > 2.0) {
+      std::fprintf(stderr, "no env popped for 2 s: an item was lost\n");
+      failed = true;
+      break;
+    }
+    std::shuffle(ready.begin(), ready.end(), rng);
+    size_t next = 0;
+    while (next < ready.size()) {  // random runs, each pushed with a random chunk size
+      const uint32_t count = std::min<uint32_t>(1 + rng() % 3, static_cast<uint32_t>(ready.size() - next));
+      for (uint32_t i = 0; i < count; ++i) in_flight[ready[next + i]] = 1;
+      queue.push(Op::kStep, ready.data() + next, count, 1 + rng() % 2, 0, true);
+      next += count;
+    }
+  }
+  stop = true;
+  queue.available().release(num_consumers);
+  for (std::thread& consumer : consumers) consumer.join();
+  std::printf("%llu envs popped by %d consumers\n", static_cast<unsigned long long>(popped.load()), num_consumers);
+  return failed ? 1 : 0;
+}
