@@ -28,6 +28,10 @@ Raw limit: cores x one thread's frames/s of bare ALE emulation
 nothing else, in C++), divided by frame_skip, measured in every repeat. Also
 measured: all cores emulating at once (one thread each), which shows how far
 the machine itself falls short of cores x one thread (shared VMs do).
+
+Peak memory: each system builds 32 Pong-v5 envs in a fresh process and steps
+them; the table gives that process's peak RSS (with AsyncVectorEnv's worker
+processes added), next to a baseline process that only imports torch and NumPy.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--target-seconds", type=float, default=2.0, help="wall time of one measurement")
     parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
                         help="where RESULTS.md and atari.png are written")
+    parser.add_argument("--memory-child", choices=MEMORY_SYSTEMS, help=argparse.SUPPRESS)  # internal
     args = parser.parse_args()
     if args.quick:
         args.repeats, args.target_seconds = 1, 0.3
@@ -104,11 +109,15 @@ def stepping(envs, moves: list[np.ndarray], batch: int):
     return call
 
 
-def run_ale_py(mode: str, calls: int) -> float:
+def ale_py_envs(num_envs: int, batch: int = 0):
     from ale_py.vector_env import AtariVectorEnv
 
+    return AtariVectorEnv(GAME, num_envs, batch_size=batch, reward_clipping=False)
+
+
+def run_ale_py(mode: str, calls: int) -> float:
     num_envs, batch = (SYNC_ENVS, SYNC_ENVS) if mode == "sync" else (ASYNC_ENVS, ASYNC_BATCH)
-    env = AtariVectorEnv(GAME, num_envs, batch_size=batch if mode == "async" else 0, reward_clipping=False)
+    env = ale_py_envs(num_envs, batch if mode == "async" else 0)
     moves = actions(int(env.single_action_space.n), batch)
     env.reset(seed=0)
     try:
@@ -117,19 +126,25 @@ def run_ale_py(mode: str, calls: int) -> float:
         env.close()
 
 
-def run_gymnasium(vectorization: str, calls: int) -> float:
+def make_gymnasium_pong():
     import ale_py
     import gymnasium
 
     gymnasium.register_envs(ale_py)
+    env = gymnasium.make("ALE/Pong-v5", frameskip=1, repeat_action_probability=0.0)
+    env = gymnasium.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=FRAME_SKIP)
+    return gymnasium.wrappers.FrameStackObservation(env, 4)
 
-    def make():
-        env = gymnasium.make("ALE/Pong-v5", frameskip=1, repeat_action_probability=0.0)
-        env = gymnasium.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=FRAME_SKIP)
-        return gymnasium.wrappers.FrameStackObservation(env, 4)
+
+def gymnasium_envs(vectorization: str, num_envs: int):
+    import gymnasium
 
     cls = gymnasium.vector.SyncVectorEnv if vectorization == "sync" else gymnasium.vector.AsyncVectorEnv
-    envs = cls([make] * SYNC_ENVS)
+    return cls([make_gymnasium_pong] * num_envs)
+
+
+def run_gymnasium(vectorization: str, calls: int) -> float:
+    envs = gymnasium_envs(vectorization, SYNC_ENVS)
     moves = actions(int(envs.single_action_space.n), SYNC_ENVS)
     envs.reset(seed=0)
     try:
@@ -148,6 +163,65 @@ def concurrent_emulation_rate(rom: str, threads: int, seconds: float) -> float:
     for worker in workers:
         worker.join()
     return sum(rates)
+
+
+# ---- peak memory: each system's 32 envs in a fresh process ----------------------------------------------
+
+MEMORY_ENVS, MEMORY_STEPS = 32, 50
+MEMORY_SYSTEMS = ("baseline", "torchpool", "envpool", "ale-py", "gymnasium-sync", "gymnasium-async")
+
+
+def peak_rss_kib(pid: int) -> int:
+    """The process's peak resident set (VmHWM), in KiB."""
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
+def memory_child(system: str) -> None:
+    """Builds MEMORY_ENVS Pong envs of `system`, steps them, prints the peak RSS of its processes in MiB."""
+    n = MEMORY_ENVS
+    moves = np.zeros(n, dtype=np.int64)
+    envs = None
+    if system == "torchpool":
+        import torchpool
+
+        envs = torchpool.make(ENV_ID, num_envs=n)
+        envs.reset()
+        for _ in range(MEMORY_STEPS):
+            envs.step(torch.from_numpy(moves))
+    elif system != "baseline":
+        if system == "envpool":
+            import envpool
+
+            envs = envpool.make(ENV_ID, env_type="gymnasium", num_envs=n)
+        elif system == "ale-py":
+            envs = ale_py_envs(n)
+        else:
+            envs = gymnasium_envs(system.removeprefix("gymnasium-"), n)
+        envs.reset(seed=0)
+        for _ in range(MEMORY_STEPS):
+            envs.step(moves)
+    # AsyncVectorEnv's workers are processes of their own: their peaks add up.
+    pids = [os.getpid(), *(process.pid for process in getattr(envs, "processes", []))]
+    print(sum(peak_rss_kib(pid) for pid in pids) / 1024)
+    if envs is not None:
+        envs.close()
+
+
+def measure_memory() -> dict[str, float]:
+    """Peak RSS in MiB per system ("baseline": Python with torch and NumPy, no envs)."""
+    import subprocess
+
+    peaks = {}
+    for system in MEMORY_SYSTEMS:
+        if system == "envpool" and not bench.envpool_available():
+            continue
+        done = subprocess.run([sys.executable, __file__, "--memory-child", system], capture_output=True, text=True)
+        if done.returncode == 0:
+            peaks[system] = float(done.stdout.strip().splitlines()[-1])
+        else:
+            print(f"memory of {system} not measured: {done.stderr.strip().splitlines()[-1:]}")
+    return peaks
 
 
 @dataclass(frozen=True)
@@ -206,6 +280,9 @@ def draw_plot(rows: list[tuple[Case, float, float]], raw: float, info: dict[str,
 if __name__ == "__main__":
     args = parse_args()
     warnings.filterwarnings("ignore")
+    if args.memory_child:
+        memory_child(args.memory_child)
+        sys.exit(0)
     started = time.perf_counter()
     cores = os.cpu_count() or 1
     rom = os.path.join(registry.ale_roms_dir(), f"{GAME}.bin")
@@ -232,6 +309,8 @@ if __name__ == "__main__":
         raw_rates.append(_core.atari_emulation_rate(rom, min(2.0, args.target_seconds)))
         together_rates.append(concurrent_emulation_rate(rom, cores, min(2.0, args.target_seconds)))
         print(f"  repeat {repeat + 1}/{args.repeats} done ({(time.perf_counter() - started) / 60:.1f} min)", flush=True)
+    print(f"Peak memory of {MEMORY_ENVS} envs per system ...", flush=True)
+    memory = measure_memory()
     elapsed_min = (time.perf_counter() - started) / 60
 
     raw_frames = cores * statistics.median(raw_rates)
@@ -260,6 +339,13 @@ if __name__ == "__main__":
                      f"{together_steps:,.0f} steps/s ({together_steps / raw_steps:.0%} of the raw limit)")
     print("Raw limit: " + raw_line)
     print("All cores at once: " + together_line)
+    memory_names = {"baseline": "Python + torch + NumPy, no envs", "ale-py": "ale-py AtariVectorEnv",
+                    **{system: SYSTEMS[system, "sync"] for system in ("torchpool", "envpool", "gymnasium-sync",
+                                                                       "gymnasium-async")}}
+    memory_rows = [f"| {memory_names[system].removesuffix(' sync')} | {peak:,.0f} | "
+                   f"{peak - memory.get('baseline', 0.0):,.0f} |" for system, peak in memory.items()]
+    memory_table = ["| system | peak RSS (MiB) | above the baseline (MiB) |", "|---|---:|---:|", *memory_rows]
+    print("\n".join(memory_table))
     for case, reason in skipped.items():
         print(f"skipped {case}: {reason}")
     if args.quick:
@@ -297,6 +383,12 @@ if __name__ == "__main__":
         *["| " + " | ".join(r) + " |" for r in table],
         "",
         *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
+        f"Peak memory of {MEMORY_ENVS} Pong-v5 envs (sync), each system in a fresh process that builds them and "
+        f"steps {MEMORY_STEPS} times: the peak RSS (VmHWM) of that process, plus its worker processes' for "
+        "AsyncVectorEnv. Every process imports torch and NumPy; the baseline row is that alone.",
+        "",
+        *memory_table,
+        "",
         "![Pong-v5 frames/s per system](atari.png)",
         END,
     ]), BEGIN, END)
