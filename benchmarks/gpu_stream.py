@@ -1,6 +1,6 @@
 """Does torchpool.stream keep the GPU fed? Frames/s and where the time goes, on a CUDA machine.
 
-For CartPole-v1 and Pendulum-v1 at several num_envs, streams batches to
+For CartPole-v1, Pendulum-v1 and HalfCheetah-v5 at several num_envs, streams batches to
 device="cuda" with a small MLP policy on the GPU, with and without the two
 env groups (overlap), and reports frames/s plus stream.stats()'s split of
 the time (envs, policy, copies, consumer). The copy share shows how much of
@@ -27,13 +27,20 @@ def mlp(obs_size: int, out_size: int) -> torch.nn.Module:
                                torch.nn.Linear(256, 256), torch.nn.Tanh(), torch.nn.Linear(256, out_size)).cuda()
 
 
+# env id -> (observation size, policy outputs, discrete, action bound, pool sizes). HalfCheetah's
+# steps run on the worker threads, so it is the case where the two groups can overlap with the GPU.
+ENVS = {"CartPole-v1": (4, 2, True, 0.0, (64, 256, 1024)),
+        "Pendulum-v1": (3, 1, False, 2.0, (64, 256, 1024)),
+        "HalfCheetah-v5": (17, 6, False, 1.0, (16, 64))}
+
+
 def measure(env_id: str, num_envs: int, split: bool, frames: int) -> dict:
-    discrete = env_id == "CartPole-v1"
-    net = mlp(4 if discrete else 3, 2 if discrete else 1)
+    obs_size, out_size, discrete, bound = ENVS[env_id][:4]
+    net = mlp(obs_size, out_size)
 
     def policy(observation):
         out = net(observation)
-        return out.argmax(-1) if discrete else out.clamp(-2, 2)
+        return out.argmax(-1) if discrete else out.clamp(-bound, bound)
 
     steps = 64
     stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * steps,
@@ -45,7 +52,7 @@ def measure(env_id: str, num_envs: int, split: bool, frames: int) -> dict:
     wall = time.perf_counter() - start
     stats = stream.stats()
     return {"env_id": env_id, "num_envs": num_envs, "split_envs": split, "frames_per_s": frames / wall,
-            "seconds": stats["seconds"], "wall": wall}
+            "seconds": stats["seconds"], "wall": wall, "env_groups": stats["env_groups"]}
 
 
 def main() -> None:
@@ -59,10 +66,11 @@ def main() -> None:
         return
     rows = {}
     for repeat in range(args.repeats):
-        for env_id in ("CartPole-v1", "Pendulum-v1"):
-            for num_envs in (64, 256, 1024):
+        for env_id, (*_, sizes) in ENVS.items():
+            for num_envs in sizes:
                 for split in (False, True):
-                    frames = args.frames // (num_envs * 64) * (num_envs * 64)
+                    share = 0.2 if env_id == "HalfCheetah-v5" else 1.0  # ~30 us a step: fewer frames
+                    frames = max(num_envs * 64, int(args.frames * share) // (num_envs * 64) * (num_envs * 64))
                     rows.setdefault((env_id, num_envs, split), []).append(measure(env_id, num_envs, split, frames))
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print(f"{'env':12s} {'num_envs':>8s} {'split':>6s} {'frames/s':>12s}  time split (envs/policy/copies/consumer)")
