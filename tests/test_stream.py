@@ -66,6 +66,25 @@ def test_batches_equal_a_hand_written_pool_rollout(split_envs):
         assert torch.equal(got["next", "episode_return"], step["episode_return"]), where
 
 
+@pytest.mark.parametrize("split_envs", [False, True])
+def test_the_staging_path_of_cuda_gives_the_same_batches_when_run_on_the_cpu(split_envs):
+    """With CUDA, workers write into a few pinned staging rows that are copied into the
+    rollout buffer; here that bookkeeping (which row, which slot, when) runs on the CPU."""
+    def run(staged):
+        push_right = lambda obs: torch.ones(obs.shape[0], dtype=torch.int64)  # noqa: E731 (episodes of ~10 steps)
+        stream = torchpool.stream("CartPole-v1", push_right, num_envs=6, frames_per_batch=6 * 7,
+                                  total_frames=6 * 7 * 5, seed=2, split_envs=split_envs)
+        stream._staged = staged
+        batches = [batch.clone() for batch in stream]
+        assert stream.stats()["env_groups"] == (2 if split_envs else 1)
+        return batches
+
+    direct, staged = run(False), run(True)
+    assert len(direct) == len(staged) == 5 and torch.cat(direct, 1)["next", "done"].any()
+    for t, (a, b) in enumerate(zip(direct, staged)):
+        assert (a == b).all(), f"batch {t}"
+
+
 def test_episode_statistics_sum_the_rewards_of_each_episode():
     stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=400, total_frames=400)
     (batch,) = list(stream)
@@ -173,6 +192,15 @@ def test_a_held_batch_is_not_overwritten():
     for batch, copy in zip(kept, copies):
         assert (batch == copy).all()
     assert len({batch["observation"].data_ptr() for batch in kept}) == 5
+
+
+def test_a_loop_that_drops_its_batches_reuses_two_output_buffers():
+    # The loop variable still holds batch k while batch k + 1 is made, so two
+    # buffers take turns; a third would mean an allocation per batch.
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=8, total_frames=8 * 6)
+    addresses = [batch["observation"].data_ptr() for batch in stream]
+    assert len(addresses) == 6 and len(set(addresses)) == 2
+    assert addresses[0::2] == [addresses[0]] * 3 and addresses[1::2] == [addresses[1]] * 3
 
 
 def test_works_through_a_dataloader():

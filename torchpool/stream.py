@@ -98,6 +98,10 @@ class RolloutStream(IterableDataset):
         self.progress = progress
         self.make_kwargs = make_kwargs
         self._cuda = self.device.type == "cuda"
+        # Workers write into pinned staging rows copied to the device (CUDA), or
+        # straight into the rollout buffer (CPU). Tests set it on the CPU to run
+        # the staging path's bookkeeping without a GPU.
+        self._staged = self._cuda
         self._seconds = {"envs": 0.0, "policy": 0.0, "copies": 0.0, "consumer": 0.0}
         self._frames = 0
         self._wall = 0.0
@@ -214,8 +218,8 @@ class RolloutStream(IterableDataset):
         self._policy_is_module = hasattr(self.policy, "in_keys") and hasattr(self.policy, "out_keys")
         for group, td in zip(groups, reset):
             group.t, group.slot_set, group.batches_done, group.sends = 0, 0, 0, 0
-            if self._cuda:
-                group.staging = [torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+            if self._staged:
+                group.staging = [torch.empty(nbytes, dtype=torch.uint8, pin_memory=self._cuda)
                                  for _ in range(self._STAGING_ROWS)]
                 group.staging_events = [None] * self._STAGING_ROWS
             self._raw[0][0, group.index].copy_(Pool.output_bytes(td))  # once per stream: no need to be quick
@@ -232,7 +236,7 @@ class RolloutStream(IterableDataset):
         landed = group.pool.recv_into()
         self._seconds["envs"] += time.perf_counter() - tick
         group.t += 1
-        if self._cuda:
+        if self._staged:
             self._copy_row(group, landed, self._slot_views[group.slot_set][group.t][group.index])
         if group.t == self.steps_per_batch:
             group.batches_done += 1
@@ -246,19 +250,22 @@ class RolloutStream(IterableDataset):
         self._act(group)
 
     def _copy_row(self, group: _Group, row: torch.Tensor, destination: torch.Tensor) -> None:
-        """CUDA: one DMA of a pinned staging row into its raw slot, on the side stream."""
+        """Staged: one DMA of a pinned staging row into its raw slot, on the side stream."""
         tick = time.perf_counter()
-        event = torch.cuda.Event()
-        with torch.cuda.stream(self._copy_stream):
-            destination.copy_(row, non_blocking=True)
-            event.record(self._copy_stream)
-        torch.cuda.current_stream(self.device).wait_event(event)
-        group.staging_events[(group.sends - 1) % self._STAGING_ROWS] = event
+        if self._cuda:
+            event = torch.cuda.Event()
+            with torch.cuda.stream(self._copy_stream):
+                destination.copy_(row, non_blocking=True)
+                event.record(self._copy_stream)
+            torch.cuda.current_stream(self.device).wait_event(event)
+            group.staging_events[(group.sends - 1) % self._STAGING_ROWS] = event
+        else:
+            destination.copy_(row)
         self._seconds["copies"] += time.perf_counter() - tick
 
     def _destination(self, group: _Group) -> torch.Tensor:
         """Where the workers write the group's next step: its raw slot, or a free pinned row."""
-        if not self._cuda:
+        if not self._staged:
             return self._slot_views[group.slot_set][group.t + 1][group.index]
         row = group.sends % self._STAGING_ROWS
         event = group.staging_events[row]
