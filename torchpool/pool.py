@@ -170,7 +170,6 @@ class Pool:
             int(seed), _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
         )
         spec = self._core.spec()
-        self._step_cost_ns = float(spec["step_cost_ns"])  # the env family's estimate of one step
         self.task_kwargs = kwargs
         self.max_episode_steps = int(spec["max_episode_steps"])
         self.observation_spec: BoxSpec = observation_spec(spec["observation"], obs_dtype)
@@ -237,7 +236,7 @@ class Pool:
         if self._rows_sent != self._rows_received:
             raise RuntimeError("step() needs every env idle, but some are in flight; recv() them first")
         action = self._full_action(action)
-        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        block = self._next_block()
         if self._handed_out[block]:
             self._reclaim(block)
         try:
@@ -272,14 +271,10 @@ class Pool:
             raise RuntimeError(
                 f"recv() needs batch_size={self.batch_size} envs in flight, but {pending} are; "
                 "send() actions (or async_reset()) first")
-        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        block = self._next_block()
         if self._redirected[block] is not None:
             raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
-        try:
-            core.wait_block(block)
-        except RuntimeError:
-            self._rows_received += self.batch_size  # an env failed; its block was consumed
-            raise
+        self._wait(core, block)
         return self._hand_out(block)
 
     def send_into(self, action: Any, out: torch.Tensor) -> None:
@@ -301,7 +296,7 @@ class Pool:
             raise ValueError(f"out must be a contiguous CPU uint8 tensor of output_nbytes={core.block_bytes} "
                              f"bytes, got {_describe(out)}")
         action = self._full_action(action)
-        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        block = self._next_block()
         # The pool's own buffer of this block is not written, so it needs no
         # reclaiming now; the next plain send through the block points it home
         # and reclaims it then (_reclaim).
@@ -314,15 +309,11 @@ class Pool:
     def recv_into(self) -> torch.Tensor:
         """Low-level: waits for the results of the last ``send_into()`` and returns its ``out``."""
         core = self._live_core()
-        block = (self._rows_received // self.batch_size) % len(self._blocks)
+        block = self._next_block()
         out = self._redirected[block]
         if self._rows_sent == self._rows_received or out is None:
             raise RuntimeError("recv_into() collects a send_into(), but none is in flight")
-        try:
-            core.wait_block(block)
-        except RuntimeError:
-            self._rows_received += self.batch_size  # an env failed; its block was consumed
-            raise
+        self._wait(core, block)
         self._rows_received += self.batch_size
         return out
 
@@ -391,6 +382,18 @@ class Pool:
         buffer = _Buffer(self._core.block_bytes, self._block_layout, self.batch_size, torch.cuda.is_available())
         self._core.set_block(block, buffer.data.data_ptr())
         return buffer
+
+    def _next_block(self) -> int:
+        """The ring block the next batch to be received lands in."""
+        return (self._rows_received // self.batch_size) % len(self._blocks)
+
+    def _wait(self, core, block: int) -> None:
+        """Waits until ``block`` is complete; if an env failed, its block counts as received."""
+        try:
+            core.wait_block(block)
+        except RuntimeError:
+            self._rows_received += self.batch_size  # the failed block was consumed
+            raise
 
     def _hand_out(self, block: int) -> TensorDict:
         self._rows_received += self.batch_size

@@ -131,13 +131,17 @@ class RolloutStream(IterableDataset):
         kwargs = dict(self.make_kwargs)
         seed = kwargs.pop("seed", 0)
         half = self.num_envs // 2
-        if self.split_envs is False or self.num_envs % 2 or (self.split_envs is None and not self._cuda):
+
+        def one_group() -> tuple[list[_Group], bool]:
             return [_Group(Pool(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
+
+        if self.split_envs is False or self.num_envs % 2 or (self.split_envs is None and not self._cuda):
+            return one_group()
         # Env i of the stream is seeded with seed + i whichever group it is in.
         first = Pool(self.env, num_envs=half, seed=seed, **kwargs)
-        if self.split_envs is None and not (self._cuda and first._core.wakes_workers(half)):  # NOTE [Env groups]
+        if self.split_envs is None and not first._core.wakes_workers(half):  # NOTE [Env groups]
             first.close()
-            return [_Group(Pool(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
+            return one_group()
         try:
             second = Pool(self.env, num_envs=half, seed=seed + half, **kwargs)
         except BaseException:
