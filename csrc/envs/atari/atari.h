@@ -238,6 +238,14 @@ class Atari {
     head_ = (head_ + 1) % model_.stack_num;
     uint8_t* slot = stack_.data() + static_cast<size_t>(head_) * frame_size_;
     const size_t width = static_cast<size_t>(model_.screen_width);
+    // Row r builds the same line as row r - 1 when the palette indices of
+    // both rows match in every frame the row is made from.
+    auto same_as_previous = [&](int r) {
+      const uint8_t* last = frames_[0].data() + r * width;
+      if (std::memcmp(last, last - width, width) != 0) return false;
+      const uint8_t* before = frames_[1].data() + r * width;
+      return !pooled || std::memcmp(before, before - width, width) == 0;
+    };
     for (int c = 0; c < model_.channels(); ++c) {
       const float* table = tables_[model_.gray_scale ? 0 : 1 + c].data();
       auto row = [&](int r, float* line) {
@@ -250,7 +258,7 @@ class Atari {
         }
       };
       if (model_.bilinear) bilinear_(row, slot + c * plane_);
-      else area_(row, slot + c * plane_);
+      else area_(row, same_as_previous, slot + c * plane_);
     }
     if (fill)
       for (int i = 0; i < model_.stack_num; ++i)
