@@ -19,6 +19,7 @@
 #include <array>
 #include <cmath>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -416,6 +417,7 @@ class Executor final : public ExecutorBase {
     // median 44k vs 25k steps/s on HalfCheetah-v5, 8.5k vs 6.6k on Ant-v5.
     const int32_t spin_polls = caller_runs_items ? options_.spin.polls : 0;
     int32_t polls = 0;
+    bool spun_for_last_items = false;
     while (!counter.reached(target)) {
       if (caller_runs_items && queue_.available().try_acquire()) {
         run(queue_.claim());
@@ -426,8 +428,30 @@ class Executor final : public ExecutorBase {
         TORCHPOOL_PAUSE();
         continue;
       }
+      if (caller_is_worker_ && !spun_for_last_items) {
+        spun_for_last_items = true;
+        spin_for_last_items(counter, target);
+        continue;
+      }
       counter.sleep(target, 20000);
       if (check) check();
+    }
+  }
+
+  // NOTE [The caller waits out the last items]. In a sync pool where the
+  // caller is a worker, the queue is empty once it gets here: what remains
+  // is at most one env step on each other worker, all on cores of their own.
+  // Sleeping now would add a wake-up (tens of µs on a VM) to every step()
+  // call; spinning through one env step costs nothing, since no other work
+  // could use this core. Sync, 8 envs on 2 cores, interleaved A/B runs in one
+  // process: HalfCheetah-v5 +15% (20 of 20 pairs), Pong-v5 and Humanoid-v5
+  // +4%, Ant-v5 +2%. Bounded, so a stuck env still lets the caller sleep (Ctrl-C).
+  void spin_for_last_items(FillCounter& counter, int32_t target) const {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::nanoseconds(static_cast<int64_t>(std::min(2.0 * spec_.step_cost_ns, 5e6)));
+    while (!counter.reached(target)) {
+      for (int i = 0; i < 64; ++i) TORCHPOOL_PAUSE();
+      if (std::chrono::steady_clock::now() > deadline) return;
     }
   }
 
