@@ -150,6 +150,13 @@ PYBIND11_MODULE(_core, m) {
         e.set_block(block, reinterpret_cast<uint8_t*>(base));
         e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
       })
+      // send_into() then wait_block(): Pool.step_into in one call.
+      .def("step_into", [](ExecutorBase& e, size_t block, uintptr_t base, uintptr_t actions, int dtype) {
+        e.set_block(block, reinterpret_cast<uint8_t*>(base));
+        e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
+        py::gil_scoped_release release;
+        e.wait_block(block, check_signals);
+      })
       // send() to every env, then wait for `block` — the sync step in one call.
       .def("step", [](ExecutorBase& e, uintptr_t actions, int dtype, size_t block) {
         e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);

@@ -357,6 +357,42 @@ def test_send_into_writes_the_step_straight_into_the_callers_buffer():
             assert torch.equal(outs[(t + 1) % 2], before_other), "only the given buffer is written"
 
 
+def test_step_into_is_send_into_and_recv_into_in_one_call():
+    actions = [torch.randint(0, 2, (4,)) for _ in range(30)]
+    with torchpool.make("CartPole-v1", num_envs=4, seed=5) as plain, \
+            torchpool.make("CartPole-v1", num_envs=4, seed=5) as fused:
+        plain.reset()
+        fused.reset()
+        outs = [torch.full((fused.output_nbytes,), 0xAB, dtype=torch.uint8) for _ in range(2)]
+        for t, action in enumerate(actions):
+            expected = Pool.output_bytes(plain.step(action))
+            if t % 3 == 2:  # plain steps in between
+                assert_same_step(fused, Pool.output_bytes(fused.step(action)), expected, f"step {t}")
+                continue
+            assert fused.step_into(action, outs[t % 2]) is outs[t % 2]
+            assert_same_step(fused, outs[t % 2], expected, f"step {t}")
+        with pytest.raises(RuntimeError, match="none is in flight"):
+            fused.recv_into()
+        with pytest.raises(ValueError, match=f"output_nbytes={fused.output_nbytes}"):
+            fused.step_into(actions[0], outs[0][1:])
+        with pytest.raises(ValueError, match="action"):
+            fused.step_into(torch.tensor([0, 7, 0, 0]), outs[0])
+        fused.send_into(actions[0], outs[0])
+        with pytest.raises(RuntimeError, match="step_into.*some are in flight"):
+            fused.step_into(actions[0], outs[1])
+
+
+def test_step_into_raises_a_worker_exception_and_the_pool_keeps_working():
+    with probe(num_envs=2, fail_at_step=2) as pool:
+        pool.reset()
+        out = torch.empty(pool.output_nbytes, dtype=torch.uint8)
+        action = torch.zeros(2, dtype=torch.int64)
+        pool.step_into(action, out)
+        with pytest.raises(RuntimeError, match="probe failure at step 2"):
+            pool.step_into(action, out)
+        assert pool.step(action)["observation"][:, 3].tolist() == [3.0, 3.0]
+
+
 def test_send_into_and_recv_into_refuse_misuse():
     with torchpool.make("CartPole-v1", num_envs=4) as pool:
         pool.reset()

@@ -66,6 +66,30 @@ def test_batches_equal_a_hand_written_pool_rollout(split_envs):
         assert torch.equal(got["next", "episode_return"], step["episode_return"]), where
 
 
+class VersionedPolicy:
+    """Pushes left, and records as an extra which weights version the consumer had set."""
+
+    version = 0
+
+    def __call__(self, observation: torch.Tensor):
+        n = observation.shape[0]
+        return torch.zeros(n, dtype=torch.int64), {"version": torch.full((n,), self.version)}
+
+
+@pytest.mark.parametrize("split_envs", [False, True])
+def test_policy_lag_is_none_with_one_group_and_the_first_groups_first_step_with_two(split_envs):
+    policy = VersionedPolicy()
+    stream = torchpool.stream("CartPole-v1", policy, num_envs=4, frames_per_batch=20, total_frames=80,
+                              split_envs=split_envs)
+    for index, batch in enumerate(stream):
+        version = batch["version"]
+        expected = torch.full((4, 5), index)
+        if split_envs and index > 0:
+            expected[:2, 0] = index - 1  # computed before the previous batch was handed out
+        assert torch.equal(version, expected), f"batch {index}: {version.tolist()}"
+        policy.version += 1  # the consumer's update
+
+
 @pytest.mark.parametrize("split_envs", [False, True])
 def test_the_staging_path_of_cuda_gives_the_same_batches_when_run_on_the_cpu(split_envs):
     """With CUDA, workers write into a few pinned staging rows that are copied into the
@@ -160,6 +184,20 @@ def test_an_exception_in_the_policy_propagates_with_its_traceback():
         list(torchpool.stream("CartPole-v1", broken_policy, num_envs=4, frames_per_batch=40, total_frames=80))
     assert "broken_policy" in "".join(traceback.format_tb(error.value.__traceback__))
     assert native_threads(settle_to=before) == before
+
+
+@pytest.mark.parametrize("bad_from_call", [1, 30])  # the first step, and one in the CPU hot loop
+def test_actions_of_the_wrong_shape_are_refused_not_broadcast(bad_from_call):
+    calls = []
+
+    def policy(observation):
+        calls.append(1)
+        action = lean_right(observation)
+        return action[:1] if len(calls) >= bad_from_call else action
+
+    with pytest.raises(ValueError, match=r"actions of shape \(1,\) for \(4, 4\) observations; expected \(4,\)"):
+        list(torchpool.stream("CartPole-v1", policy, num_envs=4, frames_per_batch=20, total_frames=200))
+    assert len(calls) == bad_from_call
 
 
 def test_policy_extras_are_stored_next_to_the_action():
