@@ -145,17 +145,15 @@ PYBIND11_MODULE(_core, m) {
       .def("send", [](ExecutorBase& e, uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
         e.send(address<void>(actions), static_cast<Dtype>(dtype), address<int64_t>(ids), count);
       })
-      // set_block() then send() to every env: Pool.send_into in one call.
-      .def("send_into", [](ExecutorBase& e, size_t block, uintptr_t base, uintptr_t actions, int dtype) {
-        e.set_block(block, reinterpret_cast<uint8_t*>(base));
-        e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
-      })
-      // send_into() then wait_block(): Pool.step_into in one call.
-      .def("step_into", [](ExecutorBase& e, size_t block, uintptr_t base, uintptr_t actions, int dtype) {
-        e.set_block(block, reinterpret_cast<uint8_t*>(base));
-        e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
-        py::gil_scoped_release release;
-        e.wait_block(block, check_signals);
+      // table: int64 [fields, 2] of (address, row stride in bytes), in block_layout() order.
+      .def("set_block_targets", [](ExecutorBase& e, size_t block, uintptr_t table) {
+        const auto* entries = address<int64_t>(table);
+        FieldTargets targets;
+        for (size_t i = 0; i < e.block_layout().fields().size(); ++i) {
+          targets.address[i] = reinterpret_cast<uint8_t*>(entries[2 * i]);
+          targets.row_stride[i] = static_cast<size_t>(entries[2 * i + 1]);
+        }
+        e.set_block_targets(block, targets);
       })
       // send() to every env, then wait for `block` — the sync step in one call.
       .def("step", [](ExecutorBase& e, uintptr_t actions, int dtype, size_t block) {

@@ -393,6 +393,73 @@ def test_step_into_raises_a_worker_exception_and_the_pool_keeps_working():
         assert pool.step(action)["observation"][:, 3].tolist() == [3.0, 3.0]
 
 
+def rollout_targets(pool, T: int, by_columns: bool):
+    """One [num_envs, T, *shape] tensor per key, and the targets of each step t (column t)."""
+    columns = {name: torch.zeros((pool.num_envs, T, *shape), dtype=dtype)
+               for name, dtype, shape, _ in pool.output_layout()}
+    if by_columns:
+        return columns, pool.output_target_columns(columns)
+    return columns, [pool.output_targets({name: c[:, t] for name, c in columns.items()}) for t in range(T)]
+
+
+@pytest.mark.parametrize("by_columns", [False, True])
+def test_output_targets_put_each_step_in_its_column_of_a_rollout(by_columns):
+    T = 40
+    actions = [torch.randint(0, 2, (4,)) for _ in range(T)]
+    with torchpool.make("CartPole-v1", num_envs=4, seed=5) as plain, \
+            torchpool.make("CartPole-v1", num_envs=4, seed=5) as direct:
+        plain.reset()
+        direct.reset()
+        columns, targets = rollout_targets(direct, T, by_columns)
+        expected = []
+        for t, action in enumerate(actions):
+            expected.append(plain.step(action).clone())
+            if t % 2:
+                assert direct.step_into(action, targets[t]) is targets[t]
+            else:
+                direct.send_into(action, targets[t])
+                assert direct.recv_into() is targets[t]
+        assert torch.stack([td["done"] for td in expected], 1).any(), "the rollout crosses episode ends"
+        for name, column in columns.items():
+            assert torch.equal(column, torch.stack([td[name] for td in expected], 1)), name
+        td = direct.step(actions[0])  # plain steps use the pool's own buffers again
+        assert td["env_id"].tolist() == [0, 1, 2, 3]
+
+
+def test_output_targets_refuse_what_the_workers_could_not_write_safely():
+    with torchpool.make("CartPole-v1", num_envs=4) as pool, torchpool.make("CartPole-v1", num_envs=4) as other:
+        pool.reset()
+        good = {name: torch.zeros((4, *shape), dtype=dtype) for name, dtype, shape, _ in pool.output_layout()}
+        cases = [
+            ({k: v for k, v in good.items() if k != "reward"}, r"missing \['reward'\]"),
+            ({**good, "extra": torch.zeros(4)}, r"unknown \['extra'\]"),
+            ({**good, "reward": torch.zeros(4, dtype=torch.float64)}, "'reward' must be a CPU torch.float32"),
+            ({**good, "observation": torch.zeros(4, 3)}, r"shape \(4, 4\)"),
+            ({**good, "observation": torch.zeros(4, 8)[:, ::2]}, "row must be contiguous"),
+            ({**good, "observation": torch.zeros(4).unsqueeze(1).expand(4, 4)}, "row must be contiguous"),
+            ({**good, "reward": torch.zeros(1).expand(4)}, "rows overlap"),
+            ({**good, "reward": [0.0] * 4}, "got list"),
+        ]
+        for tensors, message in cases:
+            with pytest.raises(ValueError, match=message):
+                pool.output_targets(tensors)
+        with pytest.raises(ValueError, match=r"output target 'observation': each env's row must be contiguous"):
+            pool.output_target_columns({name: torch.zeros((4, 3, *shape), dtype=dtype).transpose(0, 1)
+                                        .contiguous().transpose(0, 1) if not shape else
+                                        torch.zeros((4, 3, 8), dtype=dtype)[:, :, ::2]
+                                        for name, dtype, shape, _ in pool.output_layout()})
+        with pytest.raises(ValueError, match=r"\[num_envs, T, \*shape\] tensors"):
+            pool.output_target_columns({**good, "observation": torch.zeros(4)})
+        with pytest.raises(ValueError, match="another pool"):
+            pool.step_into(torch.zeros(4, dtype=torch.int64), other.output_targets(good))
+        # Aliased targets give garbage in the caller's memory, never a crash:
+        # the pool does not read env ids back from its targets.
+        aliased = {**good, "env_id": good["episode_length"]}
+        for _ in range(30):
+            pool.step_into(torch.zeros(4, dtype=torch.int64), pool.output_targets(aliased))
+        assert pool.step(torch.zeros(4, dtype=torch.int64))["env_id"].tolist() == [0, 1, 2, 3]
+
+
 def test_send_into_and_recv_into_refuse_misuse():
     with torchpool.make("CartPole-v1", num_envs=4) as pool:
         pool.reset()

@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
+from collections.abc import Mapping
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,6 +45,7 @@ except ImportError as error:
         "against the installed one.") from error
 from . import registry
 from ._held import HeldWatch
+from .output_targets import OutputTargets
 from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec
 
 # Codes shared with csrc/core/spec.h (enum class Dtype).
@@ -277,38 +279,55 @@ class Pool:
         self._wait(core, block)
         return self._hand_out(block)
 
-    def send_into(self, action: Any, out: torch.Tensor) -> None:
+    def send_into(self, action: Any, out: torch.Tensor | OutputTargets) -> None:
         """Low-level, sync pools: ``send(action)`` to every env, with the results written into ``out``.
 
-        ``out`` is a contiguous CPU ``uint8`` tensor of ``output_nbytes`` bytes
-        (pinned if it will be copied to a GPU), laid out as ``output_layout()``
-        describes. The workers write this step's outputs straight into it, so
-        a rollout buffer receives them without a copy; ``recv_into()`` waits
+        ``out`` is either a contiguous CPU ``uint8`` tensor of ``output_nbytes``
+        bytes (pinned if it will be copied to a GPU), laid out as
+        ``output_layout()`` describes, or an ``output_targets(...)`` of one
+        tensor per key. The workers write this step's outputs straight into it,
+        so a rollout buffer receives them without a copy; ``recv_into()`` waits
         for them. ``out`` must stay untouched until then.
         """
         core, block, action = self._redirect(action, out, "send_into")
-        core.send_into(block, out.data_ptr(), action.data_ptr(), _CODES[action.dtype])
+        core.send(action.data_ptr(), _CODES[action.dtype], 0, self.num_envs)
         self._rows_sent += self.num_envs
 
-    def step_into(self, action: Any, out: torch.Tensor) -> torch.Tensor:
+    def step_into(self, action: Any, out: torch.Tensor | OutputTargets) -> torch.Tensor | OutputTargets:
         """Low-level, sync pools: ``send_into(action, out)`` then ``recv_into()`` in one call; returns ``out``."""
         core, block, action = self._redirect(action, out, "step_into")
         return self._step_into(core, block, action, out)
 
-    def _step_into_checked_before(self, action: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    def output_targets(self, tensors: Mapping[str, torch.Tensor]) -> OutputTargets:
+        """Low-level: checks one tensor per output key as destinations of ``send_into``/``step_into``.
+
+        Each is ``[num_envs, *shape]`` with the key's dtype and shape from
+        ``output_layout()``, on the CPU, every env's row contiguous; the rows
+        themselves may be strided (e.g. ``rollout[:, t]``). Checked once here,
+        so a step into them costs no more than into one byte buffer.
+        """
+        return OutputTargets.for_step(weakref.ref(self), self.output_layout(), self.num_envs, tensors)
+
+    def output_target_columns(self, columns: Mapping[str, torch.Tensor]) -> list[OutputTargets]:
+        """Low-level: ``output_targets`` of column ``t`` of each ``[num_envs, T, *shape]`` tensor, for every ``t``.
+
+        Checked once for all ``T`` steps: the targets of a whole rollout buffer.
+        """
+        return OutputTargets.for_columns(weakref.ref(self), self.output_layout(), self.num_envs, columns)
+
+    def _step_into_checked_before(self, action: torch.Tensor, out: torch.Tensor | OutputTargets) -> torch.Tensor:
         """``step_into`` for a caller that vouches for its arguments: a sync pool
         with every env idle, ``action`` a tensor ``_full_action`` returns as is,
-        ``out`` a buffer ``step_into`` accepted. ``torchpool.stream`` checks
+        ``out`` a destination ``step_into`` accepted. ``torchpool.stream`` checks
         them once and saves a microsecond a step, a third of a cheap step."""
         core = self._live_core()
         block = self._next_block()
-        self._redirected[block] = out
-        self._handed_out[block] = True
+        self._point(core, block, out)
         return self._step_into(core, block, action, out)
 
     def _step_into(self, core, block: int, action: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         try:
-            core.step_into(block, out.data_ptr(), action.data_ptr(), _CODES[action.dtype])
+            core.step(action.data_ptr(), _CODES[action.dtype], block)
         except ValueError:
             raise  # rejected before anything was queued
         except KeyboardInterrupt:
@@ -322,28 +341,38 @@ class Pool:
         self._rows_received += self.num_envs
         return out
 
-    def _redirect(self, action: Any, out: torch.Tensor, caller: str) -> tuple[Any, int, torch.Tensor]:
+    def _redirect(self, action: Any, out: Any, caller: str) -> tuple[Any, int, torch.Tensor]:
         """Checks a send_into()/step_into() and points the next block at ``out``: (core, block, action)."""
         core = self._live_core()
         if self.is_async:
             raise RuntimeError(f"{caller}() needs a sync pool (batch_size == num_envs)")
         if self._rows_sent != self._rows_received:
             raise RuntimeError(f"{caller}() needs every env idle, but some are in flight; recv() them first")
-        if (out.__class__ is not torch.Tensor or out.dtype != torch.uint8 or not out.is_cpu
+        if out.__class__ is OutputTargets:
+            if out.pool() is not self:
+                raise ValueError("these output targets were made by another pool's output_targets()")
+        elif (out.__class__ is not torch.Tensor or out.dtype != torch.uint8 or not out.is_cpu
                 or not out.is_contiguous() or out.numel() != core.block_bytes):
             raise ValueError(f"out must be a contiguous CPU uint8 tensor of output_nbytes={core.block_bytes} "
-                             f"bytes, got {_describe(out)}")
+                             f"bytes or this pool's output_targets(), got {_describe(out)}")
         action = self._full_action(action)
         block = self._next_block()
+        self._point(core, block, out)
+        return core, block, action
+
+    def _point(self, core, block: int, out: torch.Tensor | OutputTargets) -> None:
         # The pool's own buffer of this block is not written, so it needs no
         # reclaiming now; the next plain send through the block points it home
         # and reclaims it then (_reclaim).
         # Marked first: if the core rejects the action, the block already points at out.
         self._redirected[block] = out
         self._handed_out[block] = True
-        return core, block, action
+        if out.__class__ is OutputTargets:
+            core.set_block_targets(block, out.address)
+        else:
+            core.set_block(block, out.data_ptr())
 
-    def recv_into(self) -> torch.Tensor:
+    def recv_into(self) -> torch.Tensor | OutputTargets:
         """Low-level: waits for the results of the last ``send_into()`` and returns its ``out``."""
         core = self._live_core()
         block = self._next_block()

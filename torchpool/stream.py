@@ -5,16 +5,22 @@
     for batch in stream:          # TensorDict [num_envs, T] on `device`
         loss = ...
 
-How a step travels (NOTE [Stream data path]): ``Pool.send_into`` points the
-pool's output at a buffer of the stream's, so C++ workers write each step's
-outputs (all keys, one block of bytes) straight into it. On the CPU that
-buffer is the step's raw slot of the rollout buffer itself: no copy at all.
-With CUDA it is one of a few pinned staging rows per group; one non-blocking
-copy on a side CUDA stream moves the row into its raw slot on the device, and
-a CUDA event per row tells the stream when the row may be written again.
-Actions go back through a pinned buffer. When a batch is complete, its raw
-slots are rearranged on the device into torchrl's ``[num_envs, T]`` layout.
-No Python loop over envs, no host copy besides the one DMA.
+How a step travels (NOTE [Stream data path]): ``Pool.step_into`` /
+``send_into`` point the pool's output at memory of the stream's, so C++
+workers write each step's outputs straight into it. On the CPU with one group
+(the CPU default) that memory is the batch handed out: ``Pool.output_targets``
+points every key at column ``t`` of its ``[num_envs, T]`` tensor, and only
+the observation goes to a contiguous slot first, because the policy reads it
+from there (a strided input would break policies that ``.view()`` it); that
+slot and the policy's outputs are transposed into the batch once it is full.
+Otherwise (two groups, or CUDA) the workers write whole blocks of bytes into
+raw slots: on the CPU the slot itself, with CUDA one of a few pinned staging
+rows per group, which one non-blocking copy on a side CUDA stream moves into
+its raw slot on the device, with a CUDA event per row telling the stream when
+the row may be written again. Actions go back through a pinned buffer. When a
+batch is complete, its raw slots are rearranged on the device into torchrl's
+``[num_envs, T]`` layout. No Python loop over envs, no host copy besides the
+one DMA.
 
 Overlap (NOTE [Env groups]): with ``split_envs=True`` the envs form two pools
 of ``num_envs / 2``, stepped in turn: while the workers step one group, the
@@ -27,9 +33,10 @@ CPU policy competes with the workers for the same cores (measured on 2 cores
 with an MLP on HalfCheetah-v5 and Pong-v5: 0.8-1.0x of one group).
 
 Policy lag: the stream holds the policy by reference, so in-place weight
-updates apply from the next action on. With two groups, the first action of
-each batch for every group but the last is computed before the consumer sees
-the previous batch: those actions lag one update behind.
+updates apply from the next action on. With one group every action of a batch
+is computed after the consumer has seen the previous batch. With two groups,
+the first action of each batch for the first group is computed before that
+(to overlap), so it lags one update behind.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from tensordict import TensorDict, TensorDictBase
 from torch.utils.data import IterableDataset
 
 from ._held import HeldWatch
+from .output_targets import OutputTargets
 from .pool import Pool
 
 
@@ -192,14 +200,12 @@ class RolloutStream(IterableDataset):
                         event.synchronize()
 
     def _next_batch(self, groups: list[_Group], batches_wanted: int | None) -> TensorDict:
-        if len(groups) == 1:  # one group: each step is sent and received in one call
-            group = groups[0]
-            if self._policy_views is not None and not self._staged:
-                self._fill_on_the_cpu(group)
-            else:
-                while not self._step(group):
-                    pass
-            return self._assemble(1 - group.slot_set)
+        if self._direct:
+            return self._direct_batch(groups[0])
+        if len(groups) == 1:  # one group, staged: each step is sent and received in one call
+            while not self._step(groups[0]):
+                pass
+            return self._assemble(1 - groups[0].slot_set)
         # Two groups (NOTE [Env groups]): the first group's next step was sent
         # before the previous batch was handed out; the last group's is computed
         # now, with the consumer's updated weights.
@@ -223,28 +229,42 @@ class RolloutStream(IterableDataset):
         reset = [group.pool.reset() for group in groups]
         nbytes = Pool.output_bytes(reset[0]).numel()
         T, G = self.steps_per_batch, len(groups)
-        # Two sets of T + 1 raw slots: slot 0 holds the observation the batch
-        # starts from (the previous batch's last), slots 1..T its steps.
-        self._raw = [torch.empty((T + 1, G, nbytes), dtype=torch.uint8, device=self.device) for _ in range(2)]
+        self._num_groups = G
+        self._policy_is_module = hasattr(self.policy, "in_keys") and hasattr(self.policy, "out_keys")
         self._policy_outputs: list[dict[str, torch.Tensor]] | None = None
         self._policy_views: list | None = None
         self._action_checked = False
-        self._outs: list[tuple[HeldWatch, list]] = []  # output buffers and their assembly views
+        self._outs: list[tuple[HeldWatch, Any]] = []  # output buffers and how each is filled
         self._copy_stream = torch.cuda.Stream(self.device) if self._cuda else None
-        # Made once: the policy's input for slot t of group g ([group_size, *obs_shape]
-        # views) and the raw slot each step lands in ([bytes] views).
-        self._observation_views = [
-            [[column[t, g] for g in range(G)] for t in range(T + 1)]
-            for column in (self._column(raw, "observation") for raw in self._raw)]
-        self._slot_views = [[[raw[t, g] for g in range(G)] for t in range(T + 1)] for raw in self._raw]
-        self._policy_is_module = hasattr(self.policy, "in_keys") and hasattr(self.policy, "out_keys")
+        # One group on the CPU: the workers write straight into the batch (NOTE [Stream data path]).
+        self._direct = G == 1 and not self._staged
+        if self._direct:
+            obs_dtype, obs_shape, _ = self._layout["observation"]
+            # The policy's inputs, contiguous: slot 0 holds the observation the
+            # batch starts from (the previous batch's last), slot t + 1 step t's.
+            self._direct_observations = torch.empty((T + 1, self._group_size, *obs_shape), dtype=obs_dtype)
+            self._direct_observations[0].copy_(reset[0]["observation"])
+            views = [[self._direct_observations[t]] for t in range(T + 1)]
+            self._observation_views = [views, views]  # one slot set: slot_set stays 0
+            self._raw = self._slot_views = None
+        else:
+            # Two sets of T + 1 raw slots: slot 0 holds the observation the batch
+            # starts from (the previous batch's last), slots 1..T its steps.
+            self._raw = [torch.empty((T + 1, G, nbytes), dtype=torch.uint8, device=self.device) for _ in range(2)]
+            # Made once: the policy's input for slot t of group g ([group_size, *obs_shape]
+            # views) and the raw slot each step lands in ([bytes] views).
+            self._observation_views = [
+                [[column[t, g] for g in range(G)] for t in range(T + 1)]
+                for column in (self._column(raw, "observation") for raw in self._raw)]
+            self._slot_views = [[[raw[t, g] for g in range(G)] for t in range(T + 1)] for raw in self._raw]
         for group, td in zip(groups, reset):
             group.t, group.slot_set, group.batches_done, group.sends = 0, 0, 0, 0
             if self._staged:
                 group.staging = [torch.empty(nbytes, dtype=torch.uint8, pin_memory=self._cuda)
                                  for _ in range(self._STAGING_ROWS)]
                 group.staging_events = [None] * self._STAGING_ROWS
-            self._raw[0][0, group.index].copy_(Pool.output_bytes(td))  # once per stream: no need to be quick
+            if not self._direct:
+                self._raw[0][0, group.index].copy_(Pool.output_bytes(td))  # once per stream: no need to be quick
         for group in groups[:-1]:  # the last group acts at the start of each batch (_next_batch)
             self._act(group)
 
@@ -273,43 +293,65 @@ class RolloutStream(IterableDataset):
         self._seconds["envs"] += time.perf_counter() - tick
         return self._file(group, landed)
 
-    def _fill_on_the_cpu(self, group: _Group) -> None:
-        """One group, unstaged: the rest of the group's batch, as ``_step`` would, in one loop.
+    def _direct_batch(self, group: _Group) -> TensorDict:
+        """One group on the CPU: the workers write each step straight into the batch handed out."""
+        start = 0
+        if self._policy_views is None:  # the policy's first outputs shape its buffers, which the batch needs
+            first_action = self._policy_action(group)
+            start = 1
+        watch, (targets, pairs) = self._output_buffer(lambda: self._new_direct_output(group.pool))
+        if start:
+            group.pool.step_into(first_action, targets[0])
+        self._fill_direct(group, targets, start)
+        tick = time.perf_counter()
+        for destination, source in pairs:
+            destination.copy_(source)
+        self._direct_observations[0].copy_(self._direct_observations[self.steps_per_batch])
+        self._seconds["copies"] += time.perf_counter() - tick
+        group.batches_done += 1
+        return watch.tensordict
+
+    def _fill_direct(self, group: _Group, targets: list[OutputTargets], start: int) -> None:
+        """Steps ``start..T-1`` of a direct batch: the policy, then one step into each step's targets.
 
         NOTE [The CPU hot loop]: with cheap envs (CartPole: ~3 us a step of 8
         envs) every Python call per step is a visible share of the rate, so
-        this loop holds what ``_step`` looks up per step in locals and skips
-        its calls; it must file exactly what ``_step`` files.
+        this loop holds what ``_policy_action`` looks up per step in locals
+        and skips its calls; it must file exactly what ``_policy_action`` files.
         """
-        slot_set, t0 = group.slot_set, group.t
-        index = group.index
-        observations = [views[index] for views in self._observation_views[slot_set]]
-        slots = [views[index] for views in self._slot_views[slot_set]]
-        policy_rows = [views[index] for views in self._policy_views[slot_set]]
+        observations = [views[0] for views in self._observation_views[0]]
+        policy_rows = [views[0] for views in self._policy_views[0]]
+        stored_actions = [rows["action"] for rows in policy_rows]
+        action_shape = stored_actions[0].shape
         step = group.pool._step_into_checked_before if self._action_checked else group.pool.step_into
-        call_policy, clock = self._call_policy, time.perf_counter
+        policy, call_policy, clock = self.policy, self._call_policy, time.perf_counter
+        plain = not self._policy_is_module  # then a bare tensor back skips _call_policy
         policy_seconds = env_seconds = 0.0
         try:
-            for t in range(t0, self.steps_per_batch):
+            for t in range(start, self.steps_per_batch):
                 tick = clock()
-                action, extras = call_policy(observations[t])
-                rows = policy_rows[t]
-                stored = rows["action"]
-                if action.shape != stored.shape:
+                if plain:
+                    action = policy(observations[t])
+                    extras = None
+                    if action.__class__ is not torch.Tensor:
+                        action, extras = self._policy_result(action)
+                else:
+                    action, extras = call_policy(observations[t])
+                stored = stored_actions[t]
+                if action.shape != action_shape:
                     self._wrong_action_shape(action, observations[t], stored)
                 stored.copy_(action)
-                for key, value in extras.items():
-                    rows[key].copy_(value)
+                if extras:
+                    rows = policy_rows[t]
+                    for key, value in extras.items():
+                        rows[key].copy_(value)
                 tock = clock()
                 policy_seconds += tock - tick
-                step(stored, slots[t + 1])
-                group.sends += 1
-                group.t = t + 1  # before a failure: the step was consumed
+                step(stored, targets[t])
                 env_seconds += clock() - tock
         finally:
             self._seconds["policy"] += policy_seconds
             self._seconds["envs"] += env_seconds
-        self._finish_batch(group)
 
     def _file(self, group: _Group, landed: torch.Tensor) -> bool:
         """Files a received step of ``group``; True when it completed the group's batch."""
@@ -414,7 +456,7 @@ class RolloutStream(IterableDataset):
         n = self._group_size
         self._policy_views = [
             [[{key: buffer[t, g * n:(g + 1) * n] for key, buffer in slot.items()}
-              for g in range(self._raw[0].shape[1])] for t in range(self.steps_per_batch)]
+              for g in range(self._num_groups)] for t in range(self.steps_per_batch)]
             for slot in self._policy_outputs]
 
     def _call_policy(self, observation: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -428,6 +470,11 @@ class RolloutStream(IterableDataset):
         out = policy(observation)
         if out.__class__ is torch.Tensor:
             return out, {}
+        return self._policy_result(out)
+
+    @staticmethod
+    def _policy_result(out: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """(action, extras) from what a plain policy returned, when that is not a bare tensor."""
         if isinstance(out, tuple):
             if len(out) != 2 or not isinstance(out[1], Mapping):
                 raise TypeError("a policy returning a tuple must return (action, dict_of_extras)")
@@ -443,20 +490,42 @@ class RolloutStream(IterableDataset):
     def _assemble(self, slot_set: int) -> TensorDict:
         """Rearranges a completed raw batch into torchrl's [num_envs, T] layout on the device."""
         tick = time.perf_counter()
-        # A for-loop still holds the previous batch while the next is made, so
-        # two output buffers take turns; more only while the consumer keeps batches.
-        for watch, assembly in self._outs:
-            if not watch.held():
-                break
-        else:
-            out, assembly = self._new_output()  # a helper: none of its temporaries inflate the baselines
-            watch = HeldWatch(out)
-            del out
-            self._outs = self._outs[-1:] + [(watch, assembly)]  # older ones are left to the consumer
+        watch, assembly = self._output_buffer(self._new_output)
         for destination, source in assembly[slot_set]:
             destination.copy_(source, non_blocking=True)
         self._seconds["copies"] += time.perf_counter() - tick
         return watch.tensordict
+
+    def _output_buffer(self, make: Callable[[], tuple[TensorDict, Any]]) -> tuple[HeldWatch, Any]:
+        """A batch buffer nobody holds, with how it is filled (``make()`` builds a new one)."""
+        # A for-loop still holds the previous batch while the next is made, so
+        # two output buffers take turns; more only while the consumer keeps batches.
+        for watch, plan in self._outs:
+            if not watch.held():
+                return watch, plan
+        out, plan = make()  # a helper: none of its temporaries inflate the baselines
+        watch = HeldWatch(out)
+        del out
+        self._outs = self._outs[-1:] + [(watch, plan)]  # older ones are left to the consumer
+        return watch, plan
+
+    def _new_direct_output(self, pool: Pool) -> tuple[TensorDict, tuple[list[OutputTargets], list]]:
+        """A batch, where each step's outputs go in it, and what is copied in once it is full."""
+        out = self._empty_batch()
+        T = self.steps_per_batch
+        columns = {"final_observation": out["next", "observation"], "env_id": out["env_id"],
+                   # Step t's observation is the policy's input at t + 1 (NOTE [Stream data path]).
+                   "observation": self._direct_observations[1:].transpose(0, 1)}
+        for key in ("reward", "done", "terminated", "truncated"):
+            columns[key] = out["next", key].squeeze(-1)
+        for key in self._next_keys:
+            columns[key] = out["next", key]
+        targets = pool.output_target_columns(columns)
+        pairs = [_as_records(out["observation"], self._direct_observations[:T].transpose(0, 1), 2)]
+        for key, value in self._policy_outputs[0].items():
+            pairs.append(_as_records(out[key], value.transpose(0, 1), 2))
+        # Made before the HeldWatch takes its baselines: these views count as ours.
+        return out, (targets, pairs)
 
     def _assembly_pairs(self, out: TensorDict, slot_set: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """(destination, source) views that move raw set ``slot_set`` into ``out``, made once per buffer."""
@@ -479,6 +548,11 @@ class RolloutStream(IterableDataset):
         return pairs
 
     def _new_output(self) -> tuple[TensorDict, list]:
+        out = self._empty_batch()
+        # Made before the HeldWatch takes its baselines: these views count as ours.
+        return out, [self._assembly_pairs(out, slot_set) for slot_set in range(2)]
+
+    def _empty_batch(self) -> TensorDict:
         N, T = self.num_envs, self.steps_per_batch
         device = self.device
         obs_dtype, obs_shape, _ = self._layout["observation"]
@@ -499,9 +573,7 @@ class RolloutStream(IterableDataset):
                "next": TensorDict(nxt, batch_size=[N, T], device=device)}
         for key, value in self._policy_outputs[0].items():
             out[key] = torch.empty((N, T, *value.shape[2:]), dtype=value.dtype, device=device)
-        out = TensorDict(out, batch_size=[N, T], device=device)
-        # Made before the HeldWatch takes its baselines: these views count as ours.
-        return out, [self._assembly_pairs(out, slot_set) for slot_set in range(2)]
+        return TensorDict(out, batch_size=[N, T], device=device)
 
 
 # NOTE [Records]: assembling a batch transposes every key from step-major to

@@ -79,6 +79,8 @@ class ExecutorBase {
   virtual const Layout& block_layout() const = 0;
   virtual const Layout& reset_layout() const = 0;
   virtual void set_block(size_t block, uint8_t* base) = 0;
+  // Sync pools only: field i of env r's row at address[i] + r * row_stride[i].
+  virtual void set_block_targets(size_t block, const FieldTargets& targets) = 0;
   virtual void set_reset_buffer(uint8_t* base) = 0;
   // ids == nullptr means every env, in order.
   virtual void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) = 0;
@@ -138,8 +140,9 @@ class Executor final : public ExecutorBase {
   const ExecutorOptions& options() const override { return options_; }
   const Layout& block_layout() const override { return block_layout_; }
   const Layout& reset_layout() const override { return reset_layout_; }
-  void set_block(size_t block, uint8_t* base) override { ring_.set_base(block, base); }
-  void set_reset_buffer(uint8_t* base) override { reset_base_ = base; }
+  void set_block(size_t block, uint8_t* base) override { ring_.set_targets(block, block_layout_.targets(base)); }
+  void set_block_targets(size_t block, const FieldTargets& targets) override { ring_.set_targets(block, targets); }
+  void set_reset_buffer(uint8_t* base) override { reset_targets_ = reset_layout_.targets(base); }
 
   void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) override {
     if (ids == nullptr) ids = all_ids_.data();
@@ -169,8 +172,15 @@ class Executor final : public ExecutorBase {
 
   void wait_block(size_t block, const InterruptCheck& check) override {
     wait_until(ring_.filled(block), ring_.target(), check);
-    const auto* env_ids = reinterpret_cast<const int64_t*>(ring_.base(block) + block_layout_.offset(kEnvId));
-    for (size_t row = 0; row < options_.batch_size; ++row) in_flight_[env_ids[row]] = 0;
+    if (options_.batch_size == options_.num_envs) {
+      // Every env was in the block. Not read back from the env_id column: a
+      // caller's targets may alias it, and an id read from it indexes memory.
+      std::fill(in_flight_.begin(), in_flight_.end(), 0);
+    } else {
+      const FieldTargets& targets = ring_.targets(block);
+      for (size_t row = 0; row < options_.batch_size; ++row)
+        in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = 0;
+    }
     ring_.filled(block).clear();
     raise_captured_errors();
   }
@@ -502,7 +512,7 @@ class Executor final : public ExecutorBase {
     if (item.op == Op::kResetInto) {
       for (uint32_t i = 0; i < item.count; ++i) {
         const int32_t following = i + 1 < item.count ? queue_.next_env(env_id) : -1;  // before the step
-        run_env(env_id, Op::kResetInto, reset_base_, reset_layout_, item.position + i);
+        run_env(env_id, Op::kResetInto, reset_targets_, item.position + i);
         env_id = following;
       }
       reset_filled_.add(static_cast<int32_t>(item.count), reset_target_);
@@ -523,19 +533,20 @@ class Executor final : public ExecutorBase {
       // so rows are ordered by env id and step() needs no sort.
       const size_t row = rows_by_env_id ? static_cast<size_t>(env_id) : ring_.row_in_block(row_number);
       const int32_t following = i + 1 < item.count ? queue_.next_env(env_id) : -1;  // before the step
-      run_env(env_id, item.op, ring_.base(block), block_layout_, row);
+      run_env(env_id, item.op, ring_.targets(block), row);
       env_id = following;
       ++rows_in_block;
     }
     ring_.filled(block).add(rows_in_block, ring_.target());
   }
 
-  void run_env(int32_t env_id, Op op, uint8_t* base, const Layout& layout, size_t row) {
+  void run_env(int32_t env_id, Op op, const FieldTargets& targets, size_t row) {
     Slot& slot = *slots_[env_id];
     std::array<uint8_t*, kMaxExtras> extras{};
-    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = layout.at(base, extras_begin_ + i, row);
-    StepOutput out(layout.at(base, kObservation, row), spec_.observation.dtype, extras.data());
-    auto field = [&](size_t index) { return layout.at(base, index, row); };
+    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = targets.at(extras_begin_ + i, row);
+    StepOutput out(targets.at(kObservation, row), spec_.observation.dtype, extras.data());
+    auto field = [&](size_t index) { return targets.at(index, row); };
+    const size_t observation_bytes = block_layout_.row_bytes(kObservation);
     *reinterpret_cast<int64_t*>(field(kEnvId)) = env_id;
     try {
       const bool reset = op != Op::kStep || (options_.autoreset == Autoreset::kNextStep && slot.episode_over);
@@ -558,7 +569,7 @@ class Executor final : public ExecutorBase {
                     slot.episode_length);
         if (result.terminated || truncated) {
           if (options_.autoreset == Autoreset::kSameStep) {
-            std::memcpy(field(kFinalObservation), field(kObservation), layout.row_bytes(kObservation));
+            std::memcpy(field(kFinalObservation), field(kObservation), observation_bytes);
             // A named array: StepOutput keeps the pointer, so it must outlive the reset.
             const std::array<uint8_t*, kMaxExtras> scratch = scratch_extras(slot);
             StepOutput next(field(kObservation), spec_.observation.dtype, scratch.data());
@@ -571,7 +582,7 @@ class Executor final : public ExecutorBase {
         }
       }
       if (options_.autoreset == Autoreset::kSameStep)
-        std::memcpy(field(kFinalObservation), field(kObservation), layout.row_bytes(kObservation));
+        std::memcpy(field(kFinalObservation), field(kObservation), observation_bytes);
     } catch (const std::exception& error) {
       capture_error(env_id, error.what());
     } catch (...) {
@@ -636,7 +647,7 @@ class Executor final : public ExecutorBase {
   size_t envs_per_target_item_ = 1;
   bool caller_is_worker_ = false;  // see the constructor
 
-  uint8_t* reset_base_ = nullptr;
+  FieldTargets reset_targets_;
   int32_t reset_target_ = 0;
   FillCounter reset_filled_;
 

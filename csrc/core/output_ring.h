@@ -13,8 +13,10 @@
 // in torchpool/pool.py).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,11 +25,26 @@
 
 namespace torchpool {
 
+constexpr size_t kMaxFields = 32;
+
+// Where each field of a block's rows is written: field i of row r at
+// address[i] + r * row_stride[i]. A block made from one buffer has Layout's
+// columns (Layout::targets); a caller may instead point each field anywhere,
+// e.g. at column t of a [rows, T, ...] rollout tensor, so that each row lands
+// where it is finally read and nothing is copied after the step.
+struct FieldTargets {
+  std::array<uint8_t*, kMaxFields> address{};
+  std::array<size_t, kMaxFields> row_stride{};
+
+  uint8_t* at(size_t field, size_t row) const { return address[field] + row * row_stride[field]; }
+};
+
 // Column layout of one block: field i of row r is at
 // base + offset(i) + r * fields[i].row_bytes().
 class Layout {
  public:
   Layout(std::vector<FieldSpec> fields, size_t rows) : fields_(std::move(fields)), rows_(rows) {
+    if (fields_.size() > kMaxFields) throw std::logic_error("too many output fields");
     size_t offset = 0;
     for (const FieldSpec& field : fields_) {
       offsets_.push_back(offset);
@@ -44,8 +61,13 @@ class Layout {
   size_t rows() const { return rows_; }
   size_t bytes() const { return bytes_; }
 
-  uint8_t* at(uint8_t* base, size_t field, size_t row) const {
-    return base + offsets_[field] + row * row_bytes_[field];
+  FieldTargets targets(uint8_t* base) const {
+    FieldTargets targets;
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      targets.address[i] = base + offsets_[i];
+      targets.row_stride[i] = row_bytes_[i];
+    }
+    return targets;
   }
 
  private:
@@ -90,20 +112,20 @@ class FillCounter {
 class OutputRing {
  public:
   OutputRing(size_t num_blocks, size_t batch_size)
-      : batch_size_(batch_size), bases_(num_blocks, nullptr), filled_(new FillCounter[num_blocks]) {}
+      : batch_size_(batch_size), targets_(num_blocks), filled_(new FillCounter[num_blocks]) {}
 
-  size_t num_blocks() const { return bases_.size(); }
+  size_t num_blocks() const { return targets_.size(); }
   size_t batch_size() const { return batch_size_; }
 
-  // Python sets a block's buffer before pushing work whose rows land in it;
-  // the queue's release/acquire publishes the pointer to workers.
-  void set_base(size_t block, uint8_t* base) { bases_[block] = base; }
-  uint8_t* base(size_t block) const { return bases_[block]; }
+  // Python points a block's fields before pushing work whose rows land in it;
+  // the queue's release/acquire publishes the pointers to workers.
+  void set_targets(size_t block, const FieldTargets& targets) { targets_[block] = targets; }
+  const FieldTargets& targets(size_t block) const { return targets_[block]; }
 
   // Claims `count` consecutive row numbers. relaxed: only uniqueness matters;
   // what the rows hold is published by FillCounter::add.
   uint64_t claim_rows(uint32_t count) { return next_row_.fetch_add(count, std::memory_order_relaxed); }
-  size_t block_of(uint64_t row) const { return (row / batch_size_) % bases_.size(); }
+  size_t block_of(uint64_t row) const { return (row / batch_size_) % targets_.size(); }
   size_t row_in_block(uint64_t row) const { return row % batch_size_; }
 
   FillCounter& filled(size_t block) { return filled_[block]; }
@@ -111,7 +133,7 @@ class OutputRing {
 
  private:
   const size_t batch_size_;
-  std::vector<uint8_t*> bases_;
+  std::vector<FieldTargets> targets_;
   std::unique_ptr<FillCounter[]> filled_;
   std::atomic<uint64_t> next_row_{0};
 };

@@ -1,0 +1,110 @@
+"""OutputTargets: a sync pool's step written straight into tensors of your own.
+
+``Pool.output_targets({key: tensor, ...})`` checks, once, one tensor per
+output key, each ``[num_envs, *shape]`` of the key's dtype on the CPU with
+every env's row contiguous; rows may be strided, so a target can be column
+``t`` of a ``[num_envs, T, ...]`` rollout tensor. ``send_into``/``step_into``
+then have the C++ workers write env ``i``'s value of each key into row ``i``
+of its tensor: a rollout buffer in its final layout fills with no copy.
+``Pool.output_target_columns`` does the same for every column of
+``[num_envs, T, *shape]`` tensors at once (a stream makes T per batch buffer).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+
+import torch
+
+Layout = list[tuple[str, torch.dtype, tuple[int, ...], int]]
+
+
+class OutputTargets:
+    """Checked destinations for one step of one pool (see the module docstring)."""
+
+    __slots__ = ("pool", "tensors", "table", "address")
+
+    def __init__(self, pool: weakref.ref, tensors: dict[str, torch.Tensor], table: torch.Tensor):
+        self.pool = pool  # a weak reference: a later pool may reuse a dead one's id()
+        # Held so that the memory the workers write stays alive while a step is in flight.
+        self.tensors = tensors
+        self.table = table  # int64 [keys, 2]: (address, row stride in bytes) in layout order
+        self.address = table.data_ptr()
+
+    @classmethod
+    def for_step(cls, pool: weakref.ref, layout: Layout, num_envs: int,
+                 tensors: Mapping[str, torch.Tensor]) -> OutputTargets:
+        tensors = _in_layout_order(layout, tensors)
+        entries = _checked(layout, tensors, (num_envs,))
+        return cls(pool, tensors, torch.tensor([entry[:2] for entry in entries], dtype=torch.int64))
+
+    @classmethod
+    def for_columns(cls, pool: weakref.ref, layout: Layout, num_envs: int,
+                    columns: Mapping[str, torch.Tensor]) -> list[OutputTargets]:
+        """One OutputTargets per column t of ``[num_envs, T, *shape]`` tensors, all checked at once."""
+        columns = _in_layout_order(layout, columns)
+        first = next(iter(columns.values()))
+        if first.__class__ is not torch.Tensor or first.dim() < 2:
+            raise ValueError(f"output target columns are [num_envs, T, *shape] tensors; got {_describe(first)}")
+        steps = first.shape[1]
+        entries = torch.tensor(_checked(layout, columns, (num_envs, steps)), dtype=torch.int64)
+        # Column t of a key starts t column strides after its column 0; the row stride is the same.
+        offsets = torch.arange(steps, dtype=torch.int64).view(steps, 1) * entries[:, 2]
+        tables = entries[:, :2].repeat(steps, 1, 1)
+        tables[:, :, 0] += offsets
+        return [cls(pool, columns, tables[t]) for t in range(steps)]
+
+
+def _in_layout_order(layout: Layout, tensors: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    keys = [name for name, _, _, _ in layout]
+    missing, unknown = [k for k in keys if k not in tensors], [k for k in tensors if k not in keys]
+    if missing or unknown:
+        raise ValueError(f"output targets need exactly the keys {keys}; missing {missing}, unknown {unknown}")
+    return {name: tensors[name] for name in keys}
+
+
+def _checked(layout: Layout, tensors: dict[str, torch.Tensor], lead: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """(address, row stride, column stride) in bytes per key; ``lead`` is (num_envs,) or (num_envs, T)."""
+    entries = []
+    for name, dtype, shape, _ in layout:
+        tensor = tensors[name]
+        expected = (*lead, *shape)
+        if (tensor.__class__ is not torch.Tensor or tensor.dtype != dtype or not tensor.is_cpu
+                or tuple(tensor.shape) != expected):
+            raise ValueError(f"output target {name!r} must be a CPU {dtype} tensor of shape {expected}, "
+                             f"got {_describe(tensor)}")
+        strides = tensor.stride()
+        if not _rows_contiguous(shape, strides[len(lead):]):
+            raise ValueError(f"output target {name!r}: each env's row must be contiguous (strides {strides})")
+        record_bytes = _record_bytes(shape, dtype)
+        row_stride = strides[0] * dtype.itemsize
+        column_stride = strides[1] * dtype.itemsize if len(lead) > 1 else 0
+        if lead[0] > 1 and row_stride < record_bytes:
+            raise ValueError(f"output target {name!r}: rows overlap (row stride {row_stride} bytes "
+                             f"< {record_bytes} bytes per row)")
+        entries.append((tensor.data_ptr(), row_stride, column_stride))
+    return entries
+
+
+def _rows_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether a row of this shape and these strides is one contiguous run (size-1 dims may stride anyhow)."""
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _record_bytes(shape: tuple[int, ...], dtype: torch.dtype) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count * dtype.itemsize
+
+
+def _describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"{value.dtype} tensor of shape {tuple(value.shape)} on {value.device}"
+    return type(value).__name__
