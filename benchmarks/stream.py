@@ -11,9 +11,9 @@ trivial policy, the stream's frames/s as a share of the bare Pool's steps/s
 (the stream's own overhead) on CartPole-v1, HalfCheetah-v5 and Pong-v5.
 
 Every system collects the same number of frames per measurement (the stream
-and the Collector one warm-up batch more, untimed, which also keeps their env
-construction off the clock); measurements alternate between systems over
---repeats rounds; medians are reported.
+two warm-up batches more and the Collector one, untimed, which also keeps
+their env construction and output buffers off the clock); measurements
+alternate between systems over --repeats rounds; medians are reported.
 
     python benchmarks/stream.py            # full run: table + RESULTS.md section + stream.png
     python benchmarks/stream.py --quick    # smoke test, prints only
@@ -62,19 +62,25 @@ class SmallCNN(torch.nn.Module):
         return torch.distributions.Categorical(logits=logits).sample()
 
 
+# The stream makes its two output buffers in its first two batches (one per
+# batch a for-loop may hold), so those stay off the clock with its pools, as
+# the other loops build their envs and buffers before timing.
+STREAM_WARMUP_BATCHES = 2
+
+
 def run_stream(num_envs: int, frames: int, steps_per_batch: int, policy, split_envs: bool,
                env_id: str = ENV_ID) -> float:
     stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * steps_per_batch,
-                              total_frames=frames + num_envs * steps_per_batch, split_envs=split_envs)
-    return timed_after_first_batch(stream, frames)
+                              total_frames=frames + STREAM_WARMUP_BATCHES * num_envs * steps_per_batch,
+                              split_envs=split_envs)
+    return timed_after_warmup(stream, frames, STREAM_WARMUP_BATCHES)
 
 
-def timed_after_first_batch(batches, frames: int) -> float:
-    """frames/s over the batches after the first: pool construction and warm-up stay out of the clock,
-    as they do for the loops that build their envs before timing."""
+def timed_after_warmup(batches, frames: int, warmup: int) -> float:
+    """frames/s over the batches after the first ``warmup``: construction and warm-up stay off the clock."""
     start = None
-    for _ in batches:
-        if start is None:
+    for index, _ in enumerate(batches):
+        if index + 1 == warmup:
             start = time.perf_counter()
     return frames / (time.perf_counter() - start)
 
@@ -113,7 +119,7 @@ def run_torchrl_collector(make_env, num_envs: int, frames: int, steps_per_batch:
     module = TensorDictModule(policy, in_keys=["observation"], out_keys=["action"])
     collector = Collector(make_env, module, frames_per_batch=num_envs * steps_per_batch,
                           total_frames=frames + num_envs * steps_per_batch)
-    rate = timed_after_first_batch(collector, frames)
+    rate = timed_after_warmup(collector, frames, 1)
     collector.shutdown()
     return rate
 
@@ -142,9 +148,12 @@ def zeros_policy(action_shape: tuple[int, ...], dtype: torch.dtype):
 
 # Envs for the overhead rows: the cheapest there is, a MuJoCo task (~30 us a
 # step) and Atari (~300 us a step; at the first pool size only: its pools take
-# long to build). The value is a measurement's frames as a share of --frames.
-OVERHEAD_ENVS = {"CartPole-v1": ((), torch.int64, 1.0), "HalfCheetah-v5": ((6,), torch.float32, 0.1),
+# long to build). The value is a measurement's frames as a share of --frames
+# (CartPole's steps are so short that 100,000 frames take milliseconds), and
+# never fewer than OVERHEAD_MIN_BATCHES batches.
+OVERHEAD_ENVS = {"CartPole-v1": ((), torch.int64, 10.0), "HalfCheetah-v5": ((6,), torch.float32, 0.1),
                  "Pong-v5": ((), torch.int64, 0.1)}
+OVERHEAD_MIN_BATCHES = 8
 ATARI_ENV_ID = "Pong-v5"
 
 
@@ -197,7 +206,7 @@ def cases(args) -> list[tuple[str, int, callable]]:
         for env_id, (shape, dtype, share) in OVERHEAD_ENVS.items():
             if env_id == ATARI_ENV_ID and (n != args.num_envs[0] or not atari_available()):
                 continue
-            env_frames = batch_multiple(args.frames * share, n, T)
+            env_frames = batch_multiple(max(args.frames * share, OVERHEAD_MIN_BATCHES * n * T), n, T)
             out.append((f"stream, trivial policy, {env_id}", n, lambda n=n, f=env_frames, e=env_id, p=constant_policy(
                 n, shape, dtype): run_stream(n, f, T, p, split_envs=False, env_id=e)))
             # Next to each stream run: their ratio is taken per repeat (the machine drifts).

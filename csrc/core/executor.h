@@ -228,7 +228,15 @@ class Executor final : public ExecutorBase {
   static constexpr size_t kMaxExtras = 16;
   // A work item should take about this long, so cheap envs run as tight loops.
   static constexpr double kItemTargetNs = 20000.0;
-  static constexpr double kCallerMaxStepNs = 2e4;
+  // NOTE [Costly envs]: envs above this go one per work item, wake the
+  // workers, and in sync pools have the caller step them as a worker. The
+  // line sits between classic control (<= 0.4 us a step) and the cheapest
+  // MuJoCo tasks (~10 us). It was 20 us, which put InvertedPendulum, Reacher
+  // and HalfCheetah (whose cost is timed from qpos0 at ~16 us, ~28 us in
+  // episodes) on the cheap path: two big items, one of them left to a worker
+  // woken late. Sync, 8 envs on 2 cores, interleaved in one process: 1.19x
+  // (InvertedPendulum), 1.30x (Reacher), 1.27x (HalfCheetah; 1.07x at 64).
+  static constexpr double kCallerMaxStepNs = 5e3;
   static constexpr double kWakeWorthNs = 30000.0;
 
   // Costly envs can be costly to build too (an ALE instance precomputes its
@@ -308,10 +316,10 @@ class Executor final : public ExecutorBase {
 
   // Envs per work item for a push of `count`: at least kItemTargetNs of work
   // per item (cheap envs run as one tight loop, no thread wakes), and no
-  // fewer items than threads when each would still be that big. Envs that
-  // cost more than the target go one per item, for load balance.
+  // fewer items than threads when each would still be that big. Costly envs
+  // (NOTE [Costly envs]) go one per item, for load balance.
   size_t chunk_size(size_t count) const {
-    if (envs_per_target_item_ == 0) return 1;
+    if (envs_per_target_item_ == 0 || spec_.step_cost_ns > kCallerMaxStepNs) return 1;
     const size_t threads = std::max<size_t>(options_.num_threads, 1);
     const size_t even_split = (count + threads - 1) / threads;
     return std::max<size_t>(1, std::min(std::max(envs_per_target_item_, even_split), count));
