@@ -189,9 +189,12 @@ class RolloutStream(IterableDataset):
             if bar is not None:
                 bar.close()
             for group in groups:
-                if group.in_flight and not group.pool.closed:
-                    group.pool.recv_into()  # leaves a caller's pool idle and reusable
-                    group.in_flight = False
+                pool = group.pool
+                # A step in flight: sent by _act, or queued by a step_into that
+                # Ctrl-C interrupted. Collecting it leaves a caller's pool idle and reusable.
+                if not pool.closed and pool._rows_sent != pool._rows_received:
+                    pool.recv_into()
+                group.in_flight = False
                 if owned:
                     group.pool.close()
             for group in groups:
