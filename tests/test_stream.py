@@ -90,6 +90,42 @@ def test_policy_lag_is_none_with_one_group_and_the_first_groups_first_step_with_
         policy.version += 1  # the consumer's update
 
 
+def steering(env_id: str):
+    """A deterministic policy that depends on the observation, for any family."""
+    if env_id == "HalfCheetah-v5":
+        return lambda obs: torch.tanh(obs[:, :6]).float()
+    return lambda obs: (obs.flatten(1).float().sum(1) % 6).long()  # Pong's six actions
+
+
+@pytest.mark.parametrize("split_envs", [False, True])  # workers write into the batch / into raw slots
+@pytest.mark.parametrize("env_id", ["HalfCheetah-v5", "Pong-v5"])
+def test_every_key_of_multi_dim_observations_and_family_extras_matches_a_pool_rollout(env_id, split_envs):
+    if env_id not in torchpool.list_envs():
+        pytest.skip(f"{env_id} is not built")
+    num_envs, T, batches = 4, 6, 3
+    kwargs = {"max_episode_steps": 8} if env_id == "HalfCheetah-v5" else {"max_episode_steps": 10, "noop_max": 0}
+    policy = steering(env_id)
+    stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * T,
+                              total_frames=num_envs * T * batches, seed=4, split_envs=split_envs, **kwargs)
+    collected = torch.cat([batch.clone() for batch in stream], dim=1)
+    with torchpool.make(env_id, num_envs=num_envs, seed=4, **kwargs) as pool:
+        observation = pool.reset()["observation"].clone()
+        for t in range(T * batches):
+            action = policy(observation)
+            td = pool.step(action)
+            got = collected[:, t]
+            assert torch.equal(got["observation"], observation), f"step {t}"
+            assert torch.equal(got["action"], action), f"step {t}"
+            assert torch.equal(got["next", "observation"], td["final_observation"]), f"step {t}"
+            for key in td.keys():
+                if key in ("observation", "final_observation", "env_id"):
+                    continue
+                expected = td[key].unsqueeze(-1) if key in ("reward", "done", "terminated", "truncated") else td[key]
+                assert torch.equal(got["next", key], expected), f"step {t}: {key}"
+            observation = td["observation"].clone()
+    assert collected["next", "truncated"].any(), "the rollout crosses episode ends"
+
+
 @pytest.mark.parametrize("split_envs", [False, True])
 def test_the_staging_path_of_cuda_gives_the_same_batches_when_run_on_the_cpu(split_envs):
     """With CUDA, workers write into a few pinned staging rows that are copied into the
