@@ -8,7 +8,8 @@ torchpool.stream next to the loops users would otherwise write:
   * torchrl's Collector over ParallelEnv of GymEnv (when torchrl is installed);
 on CartPole-v1 with an MLP and on Pong-v5 with a small CNN; and, with a
 trivial policy, the stream's frames/s as a share of the bare Pool's steps/s
-(the stream's own overhead) on CartPole-v1, HalfCheetah-v5 and Pong-v5.
+(the stream's own overhead) on CartPole-v1, HalfCheetah-v5 and Pong-v5,
+measured as back-to-back pairs of batches in one process (run_paired).
 
 Every system collects the same number of frames per measurement (the stream
 two warm-up batches more and the Collector one, untimed, which also keeps
@@ -124,16 +125,6 @@ def run_torchrl_collector(make_env, num_envs: int, frames: int, steps_per_batch:
     return rate
 
 
-def run_bare_pool(num_envs: int, frames: int, env_id: str = ENV_ID) -> float:
-    with torchpool.make(env_id, num_envs=num_envs) as pool:
-        pool.reset()
-        action = torch.zeros((num_envs, *pool.action_spec.shape), dtype=pool.action_spec.dtype)
-        start = time.perf_counter()
-        for _ in range(frames // num_envs):
-            pool.step(action)
-        return frames / (time.perf_counter() - start)
-
-
 def constant_policy(num_envs: int, action_shape: tuple[int, ...], dtype: torch.dtype):
     """The trivial policy: the same preallocated action every step, as the bare Pool loop sends,
     so what the stream adds is its own cost, with no inference to hide it."""
@@ -150,7 +141,7 @@ def zeros_policy(action_shape: tuple[int, ...], dtype: torch.dtype):
 # step) and Atari (~300 us a step; at the first pool size only: its pools take
 # long to build). The value is a measurement's frames as a share of --frames
 # (CartPole's steps are so short that 100,000 frames take milliseconds), and
-# never fewer than OVERHEAD_MIN_BATCHES batches.
+# never fewer than OVERHEAD_MIN_BATCHES pairs of batches (run_paired).
 OVERHEAD_ENVS = {"CartPole-v1": ((), torch.int64, 10.0), "HalfCheetah-v5": ((6,), torch.float32, 0.1),
                  "Pong-v5": ((), torch.int64, 0.1)}
 OVERHEAD_MIN_BATCHES = 8
@@ -203,18 +194,61 @@ def cases(args) -> list[tuple[str, int, callable]]:
             if n <= 8:  # one process per env: more than 8 on a 2-core machine only measures the OS
                 out.append(("torchrl Collector(ParallelEnv), MLP", n, lambda n=n, f=frames: run_torchrl_collector(
                     lambda: ParallelEnv(n, lambda: GymEnv(ENV_ID, categorical_action_encoding=True)), n, f, T, mlp)))
+    return out
+
+
+def overhead_cases(args) -> list[tuple[str, int, str, callable, int]]:
+    """(env, num_envs, policy name, policy, pairs) of the stream-overhead measurements (run_paired)."""
+    T = args.steps_per_batch
+    out = []
+    for n in args.num_envs:
         for env_id, (shape, dtype, share) in OVERHEAD_ENVS.items():
             if env_id == ATARI_ENV_ID and (n != args.num_envs[0] or not atari_available()):
                 continue
-            env_frames = batch_multiple(max(args.frames * share, OVERHEAD_MIN_BATCHES * n * T), n, T)
-            out.append((f"stream, trivial policy, {env_id}", n, lambda n=n, f=env_frames, e=env_id, p=constant_policy(
-                n, shape, dtype): run_stream(n, f, T, p, split_envs=False, env_id=e)))
-            # Next to each stream run: their ratio is taken per repeat (the machine drifts).
-            out.append((f"bare Pool.step, {env_id}", n, lambda n=n, f=env_frames, e=env_id: run_bare_pool(n, f, e)))
+            pairs = max(OVERHEAD_MIN_BATCHES, int(args.frames * share) // (n * T))
+            out.append((env_id, n, "trivial", constant_policy(n, shape, dtype), pairs))
             if env_id == ENV_ID:
-                out.append((f"stream, zeros policy, {env_id}", n, lambda n=n, f=env_frames, e=env_id, p=zeros_policy(
-                    shape, dtype): run_stream(n, f, T, p, split_envs=False, env_id=e)))
+                out.append((env_id, n, "zeros", zeros_policy(shape, dtype), pairs))
     return out
+
+
+def run_paired(env_id: str, num_envs: int, steps_per_batch: int, policy, pairs: int) -> tuple[float, float, float]:
+    """The stream's cost next to the bare Pool's, in one process: ``pairs`` times, T bare ``Pool.step``
+    calls then one stream batch of T steps (order alternating), each pair timed back to back, so the
+    VM's drift (tens of % within minutes) hits both alike. Returns the stream's and the bare loop's
+    steps/s (medians) and the median per-pair ratio."""
+    T, n = steps_per_batch, num_envs
+    with torchpool.make(env_id, num_envs=n) as pool:
+        pool.reset()
+        action = torch.zeros((n, *pool.action_spec.shape), dtype=pool.action_spec.dtype)
+        batches = iter(torchpool.stream(env_id, policy, num_envs=n, frames_per_batch=n * T))
+        for _ in range(STREAM_WARMUP_BATCHES):
+            next(batches)
+
+        def bare() -> float:
+            start = time.perf_counter()
+            for _ in range(T):
+                pool.step(action)
+            return time.perf_counter() - start
+
+        def streamed() -> float:
+            start = time.perf_counter()
+            next(batches)
+            return time.perf_counter() - start
+
+        bare()
+        bare_seconds, stream_seconds = [], []
+        for i in range(pairs):
+            if i % 2:
+                stream_seconds.append(streamed())
+                bare_seconds.append(bare())
+            else:
+                bare_seconds.append(bare())
+                stream_seconds.append(streamed())
+        batches.close()
+    ratios = [b / s for b, s in zip(bare_seconds, stream_seconds)]
+    return (n * T / statistics.median(stream_seconds), n * T / statistics.median(bare_seconds),
+            statistics.median(ratios))
 
 
 def main() -> None:
@@ -252,21 +286,24 @@ def main() -> None:
             base = median.get((f"CleanRL loop over EnvPool, small CNN, {ATARI_ENV_ID}", n))
         ratio = f"{rate / base:.2f}x" if base and ("MLP" in system or "CNN" in system) else "-"
         lines.append(f"| {system} | {n} | {rate:,.0f} | {spread:.0%} | {ratio} |")
-    overhead = ["| env | num_envs | stream (trivial policy) / bare Pool.step | zeros policy / bare Pool.step |",
-                "|---|---:|---:|---:|"]
-
-    def paired(system: str, env_id: str, n: int) -> str:
-        """Median over repeats of the stream's rate over the bare Pool's, each measured next to the other."""
-        if (system, n) not in rates:
-            return "-"
-        pairs = zip(rates[(system, n)], rates[(f"bare Pool.step, {env_id}", n)])
-        return f"{statistics.median(a / b for a, b in pairs):.0%}"
-
-    for env_id in OVERHEAD_ENVS:
-        for n in args.num_envs:
-            if (f"bare Pool.step, {env_id}", n) in median:
-                overhead.append(f"| {env_id} | {n} | {paired(f'stream, trivial policy, {env_id}', env_id, n)} "
-                                f"| {paired(f'stream, zeros policy, {env_id}', env_id, n)} |")
+    paired: dict[tuple[str, int, str], list[tuple[float, float, float]]] = {}
+    overheads = overhead_cases(args)
+    with tqdm(total=len(overheads) * args.repeats, desc="stream overhead", unit="run") as bar:
+        for repeat in range(args.repeats):
+            for env_id, n, name, policy, pairs in overheads:
+                bar.set_postfix_str(f"{env_id} n={n} {name}")
+                paired.setdefault((env_id, n, name), []).append(
+                    run_paired(env_id, n, args.steps_per_batch, policy, pairs))
+                bar.update()
+    overhead = ["| env | num_envs | stream, trivial policy (steps/s) | bare Pool.step (steps/s) "
+                "| trivial policy: stream / bare | zeros policy: stream / bare |", "|---|---:|---:|---:|---:|---:|"]
+    for (env_id, n, name), results in paired.items():
+        if name != "trivial":
+            continue
+        stream_rate, bare_rate, share = (statistics.median(r[i] for r in results) for i in range(3))
+        zeros = paired.get((env_id, n, "zeros"))
+        zeros_share = f"{statistics.median(r[2] for r in zeros):.0%}" if zeros else "-"
+        overhead.append(f"| {env_id} | {n} | {stream_rate:,.0f} | {bare_rate:,.0f} | {share:.0%} | {zeros_share} |")
     table = "\n".join(lines) + "\n\n" + "\n".join(overhead)
     print("\n" + table)
     if args.quick:
@@ -288,10 +325,12 @@ def main() -> None:
         "small CNN conv 16x8/4, conv 32x4/2, linear (Pong-v5, 10% of the frames, first pool size only), "
         "torch.set_num_threads(1); default threads for every pool; frames/s = env steps/s here (Pong's "
         "frame skip not counted). `split` = two env groups stepped in turn (overlap); the stream's default "
-        "on the CPU is one group. Trivial policy = the same preallocated action every step, as the bare "
-        "`Pool.step` loop sends (what remains is the stream's own cost); zeros policy = a new "
-        "`torch.zeros` each step (~1.8 us here, the cheapest policy that allocates). Shares of the bare "
-        "Pool are medians of per-repeat ratios of adjacent runs.\n\n" + table +
+        "on the CPU is one group. Overhead rows: in one process, T bare `Pool.step` calls then one stream "
+        "batch of T steps, alternating, each pair back to back (at least "
+        f"{OVERHEAD_MIN_BATCHES} pairs; {OVERHEAD_ENVS[ENV_ID][2]:g}x --frames for CartPole-v1); a share is "
+        "the median over repeats of the median per-pair ratio. Trivial policy = the same preallocated "
+        "action every step, as the bare loop sends (what remains is the stream's own cost); zeros policy "
+        "= a new `torch.zeros` each step (~1.8 us here, the cheapest policy that allocates).\n\n" + table +
         "\n\n![frames/s by system and num_envs](stream.png)\n<!-- stream:end -->")
     path = HERE / "RESULTS.md"
     bench.write_section(path, section, "<!-- stream:begin -->", "<!-- stream:end -->")
