@@ -284,7 +284,7 @@ class RolloutStream(IterableDataset):
         return self._file(group, landed)
 
     def _step(self, group: _Group) -> bool:
-        """One group: acts, steps and files in one go; True when the step completed a batch."""
+        """One group, staged: acts, steps and files in one go; True when the step completed a batch."""
         action = self._policy_action(group)
         destination = self._destination(group)
         tick = time.perf_counter()
