@@ -4,6 +4,8 @@
 // each family's name to a factory of Executor<Env>. Python (torchpool/pool.py)
 // owns all memory and passes raw addresses; the GIL is released whenever C++
 // waits, and reacquired only to poll for Ctrl-C.
+#include <cstring>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -156,11 +158,16 @@ PYBIND11_MODULE(_core, m) {
         e.set_block_targets(block, targets);
       })
       // send() to every env, then wait for `block` — the sync step in one call.
-      .def("step", [](ExecutorBase& e, uintptr_t actions, int dtype, size_t block) {
+      // record != 0: the actions, once accepted, are also copied there (a
+      // rollout's action row): torchpool.stream saves a torch copy per step.
+      .def("step", [](ExecutorBase& e, uintptr_t actions, int dtype, size_t block, uintptr_t record) {
         e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
+        if (record != 0)
+          std::memcpy(reinterpret_cast<void*>(record), reinterpret_cast<const void*>(actions),
+                      e.options().num_envs * e.spec().action.element_count() * dtype_size(static_cast<Dtype>(dtype)));
         py::gil_scoped_release release;
         e.wait_block(block, check_signals);
-      })
+      }, py::arg("actions"), py::arg("dtype"), py::arg("block"), py::arg("record") = 0)
       .def("wait_block", [](ExecutorBase& e, size_t block) {
         py::gil_scoped_release release;
         e.wait_block(block, check_signals);

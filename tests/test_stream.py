@@ -126,6 +126,25 @@ def test_every_key_of_multi_dim_observations_and_family_extras_matches_a_pool_ro
     assert collected["next", "truncated"].any(), "the rollout crosses episode ends"
 
 
+@pytest.mark.parametrize("form", ["strided", "int32"])
+def test_actions_in_other_forms_give_the_same_batches(form):
+    """A contiguous action of the stored dtype is sent as is and recorded by the core; a strided one
+    goes through a torch copy, and int32 actions are stored and sent as int32."""
+    def policy(observation):
+        action = lean_right(observation)
+        if form == "strided":
+            return action.repeat_interleave(2)[::2]
+        return action.to(torch.int32)
+
+    stream = torchpool.stream("CartPole-v1", policy, num_envs=4, seed=3, frames_per_batch=4 * 25,
+                              total_frames=4 * 25 * 3)
+    collected = torch.cat([batch.clone() for batch in stream], dim=1)
+    expected = hand_rollout(4, 75, seed=3)
+    for t, step in enumerate(expected):
+        assert torch.equal(collected[:, t]["observation"], step["observation"]), f"{form}, step {t}"
+        assert torch.equal(collected[:, t]["action"].long(), step["action"]), f"{form}, step {t}"
+
+
 @pytest.mark.parametrize("split_envs", [False, True])
 def test_the_staging_path_of_cuda_gives_the_same_batches_when_run_on_the_cpu(split_envs):
     """With CUDA, workers write into a few pinned staging rows that are copied into the

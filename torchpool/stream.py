@@ -325,8 +325,10 @@ class RolloutStream(IterableDataset):
         observations = [views[0] for views in self._observation_views[0]]
         policy_rows = [views[0] for views in self._policy_views[0]]
         stored_actions = [rows["action"] for rows in policy_rows]
-        action_shape = stored_actions[0].shape
-        step = group.pool._step_into_checked_before if self._action_checked else group.pool.step_into
+        stored_addresses = [stored.data_ptr() for stored in stored_actions]
+        action_shape, action_dtype = stored_actions[0].shape, stored_actions[0].dtype
+        fast = self._action_checked
+        step = group.pool._step_into_checked_before if fast else group.pool.step_into
         policy, call_policy, clock = self.policy, self._call_policy, time.perf_counter
         plain = not self._policy_is_module  # then a bare tensor back skips _call_policy
         policy_seconds = env_seconds = 0.0
@@ -340,17 +342,26 @@ class RolloutStream(IterableDataset):
                         action, extras = self._policy_result(action)
                 else:
                     action, extras = call_policy(observations[t])
-                stored = stored_actions[t]
-                if action.shape != action_shape:
-                    self._wrong_action_shape(action, observations[t], stored)
-                stored.copy_(action)
                 if extras:
                     rows = policy_rows[t]
                     for key, value in extras.items():
                         rows[key].copy_(value)
-                tock = clock()
-                policy_seconds += tock - tick
-                step(stored, targets[t])
+                # An action exactly like the stored rows is sent as it is, and
+                # the core copies it into its row once accepted: a torch copy
+                # less per step (1-2 us of a 10-25 us CartPole step).
+                if (fast and action.__class__ is torch.Tensor and action.dtype is action_dtype and action.is_cpu
+                        and action.shape == action_shape and action.is_contiguous()):
+                    tock = clock()
+                    policy_seconds += tock - tick
+                    step(action, targets[t], stored_addresses[t])
+                else:
+                    stored = stored_actions[t]
+                    if action.shape != action_shape:
+                        self._wrong_action_shape(action, observations[t], stored)
+                    stored.copy_(action)
+                    tock = clock()
+                    policy_seconds += tock - tick
+                    step(stored, targets[t])
                 env_seconds += clock() - tock
         finally:
             self._seconds["policy"] += policy_seconds
