@@ -335,7 +335,8 @@ def assert_same_step(pool, got: torch.Tensor, expected: torch.Tensor, where: str
         assert torch.equal(got[key], expected[key]), f"{where}: {key}"
 
 
-def test_send_into_writes_the_step_straight_into_the_callers_buffer():
+@pytest.mark.parametrize("fused", [False, True])  # send_into + recv_into, or step_into
+def test_send_into_writes_the_step_straight_into_the_callers_buffer(fused):
     actions = [torch.randint(0, 2, (4,)) for _ in range(30)]
     with torchpool.make("CartPole-v1", num_envs=4, seed=5) as plain, \
             torchpool.make("CartPole-v1", num_envs=4, seed=5) as redirected:
@@ -351,35 +352,30 @@ def test_send_into_writes_the_step_straight_into_the_callers_buffer():
                 assert_same_step(redirected, got, expected, f"step {t}")
                 continue
             before_other = outs[(t + 1) % 2].clone()
-            redirected.send_into(action, out)
-            assert redirected.recv_into() is out
+            if fused:
+                assert redirected.step_into(action, out) is out
+            else:
+                redirected.send_into(action, out)
+                assert redirected.recv_into() is out
             assert_same_step(redirected, out, expected, f"step {t}")
             assert torch.equal(outs[(t + 1) % 2], before_other), "only the given buffer is written"
 
 
-def test_step_into_is_send_into_and_recv_into_in_one_call():
-    actions = [torch.randint(0, 2, (4,)) for _ in range(30)]
-    with torchpool.make("CartPole-v1", num_envs=4, seed=5) as plain, \
-            torchpool.make("CartPole-v1", num_envs=4, seed=5) as fused:
-        plain.reset()
-        fused.reset()
-        outs = [torch.full((fused.output_nbytes,), 0xAB, dtype=torch.uint8) for _ in range(2)]
-        for t, action in enumerate(actions):
-            expected = Pool.output_bytes(plain.step(action))
-            if t % 3 == 2:  # plain steps in between
-                assert_same_step(fused, Pool.output_bytes(fused.step(action)), expected, f"step {t}")
-                continue
-            assert fused.step_into(action, outs[t % 2]) is outs[t % 2]
-            assert_same_step(fused, outs[t % 2], expected, f"step {t}")
+def test_step_into_refuses_misuse():
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        pool.reset()
+        action = torch.zeros(4, dtype=torch.int64)
+        outs = [torch.empty(pool.output_nbytes, dtype=torch.uint8) for _ in range(2)]
+        pool.step_into(action, outs[0])
         with pytest.raises(RuntimeError, match="none is in flight"):
-            fused.recv_into()
-        with pytest.raises(ValueError, match=f"output_nbytes={fused.output_nbytes}"):
-            fused.step_into(actions[0], outs[0][1:])
+            pool.recv_into()
+        with pytest.raises(ValueError, match=f"output_nbytes={pool.output_nbytes}"):
+            pool.step_into(action, outs[0][1:])
         with pytest.raises(ValueError, match="action"):
-            fused.step_into(torch.tensor([0, 7, 0, 0]), outs[0])
-        fused.send_into(actions[0], outs[0])
+            pool.step_into(torch.tensor([0, 7, 0, 0]), outs[0])
+        pool.send_into(action, outs[0])
         with pytest.raises(RuntimeError, match="step_into.*some are in flight"):
-            fused.step_into(actions[0], outs[1])
+            pool.step_into(action, outs[1])
 
 
 def test_step_into_raises_a_worker_exception_and_the_pool_keeps_working():

@@ -241,18 +241,7 @@ class Pool:
         block = self._next_block()
         if self._handed_out[block]:
             self._reclaim(block)
-        try:
-            core.step(action.data_ptr(), _CODES[action.dtype], block)
-        except ValueError:
-            raise  # rejected before anything was queued
-        except KeyboardInterrupt:
-            self._rows_sent += self.num_envs  # queued; a later recv() collects it
-            raise
-        except RuntimeError:
-            self._rows_sent += self.num_envs  # an env failed; its block was consumed
-            self._rows_received += self.num_envs
-            raise
-        self._rows_sent += self.num_envs
+        self._core_step(core, block, action)
         return self._hand_out(block)
 
     def send(self, action: Any, env_id: Any = None) -> None:
@@ -329,20 +318,25 @@ class Pool:
         return self._step_into(core, block, action, out, record)
 
     def _step_into(self, core, block: int, action: torch.Tensor, out: torch.Tensor, record: int = 0) -> torch.Tensor:
+        self._core_step(core, block, action, record)
+        self._rows_received += self.num_envs
+        return out
+
+    def _core_step(self, core, block: int, action: torch.Tensor, record: int = 0) -> None:
+        """The sync step into ``block``, with the row counts kept right whatever it raises; the caller
+        receives the block (``_hand_out``, or its ``out`` for ``step_into``)."""
         try:
             core.step(action.data_ptr(), _CODES[action.dtype], block, record)
         except ValueError:
             raise  # rejected before anything was queued
         except KeyboardInterrupt:
-            self._rows_sent += self.num_envs  # queued; a later recv_into() collects it
+            self._rows_sent += self.num_envs  # queued; a later recv()/recv_into() collects it
             raise
         except RuntimeError:
             self._rows_sent += self.num_envs  # an env failed; its block was consumed
             self._rows_received += self.num_envs
             raise
         self._rows_sent += self.num_envs
-        self._rows_received += self.num_envs
-        return out
 
     def _redirect(self, action: Any, out: Any, caller: str) -> tuple[Any, int, torch.Tensor]:
         """Checks a send_into()/step_into() and points the next block at ``out``: (core, block, action)."""

@@ -536,8 +536,7 @@ class RolloutStream(IterableDataset):
             columns[key] = out["next", key]
         targets = pool.output_target_columns(columns)
         pairs = [_as_records(out["observation"], self._direct_observations[:T].transpose(0, 1), 2)]
-        for key, value in self._policy_outputs[0].items():
-            pairs.append(_as_records(out[key], value.transpose(0, 1), 2))
+        pairs += self._policy_pairs(out, 0)
         # Made before the HeldWatch takes its baselines: these views count as ours.
         return out, (targets, pairs)
 
@@ -557,9 +556,12 @@ class RolloutStream(IterableDataset):
             add(out["next", key].squeeze(-1), key, slice(1, T + 1))
         for key in self._next_keys:
             add(out["next", key], key, slice(1, T + 1))
-        for key, value in self._policy_outputs[slot_set].items():
-            pairs.append(_as_records(out[key], value.transpose(0, 1), 2))
-        return pairs
+        return pairs + self._policy_pairs(out, slot_set)
+
+    def _policy_pairs(self, out: TensorDict, slot_set: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """(destination, source) views that move the policy's outputs [T, num_envs, ...] into ``out``."""
+        outputs = self._policy_outputs[slot_set]
+        return [_as_records(out[key], value.transpose(0, 1), 2) for key, value in outputs.items()]
 
     def _new_output(self) -> tuple[TensorDict, list]:
         out = self._empty_batch()

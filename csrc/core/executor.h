@@ -319,7 +319,7 @@ class Executor final : public ExecutorBase {
   // fewer items than threads when each would still be that big. Costly envs
   // (NOTE [Costly envs]) go one per item, for load balance.
   size_t chunk_size(size_t count) const {
-    if (envs_per_target_item_ == 0 || spec_.step_cost_ns > kCallerMaxStepNs) return 1;
+    if (spec_.step_cost_ns > kCallerMaxStepNs) return 1;  // also every env over kItemTargetNs
     const size_t threads = std::max<size_t>(options_.num_threads, 1);
     const size_t even_split = (count + threads - 1) / threads;
     return std::max<size_t>(1, std::min(std::max(envs_per_target_item_, even_split), count));
