@@ -1,0 +1,258 @@
+"""Share of the raw limit, paired finely: how close torchpool gets to what the cores can do.
+
+Question: what fraction of the machine's raw limit (cores x one thread's rate
+of bare emulation or physics) does torchpool deliver on Pong-v5 and on the
+MuJoCo tasks, measured so that the VM's drifting speed cancels?
+
+    python benchmarks/raw_share.py             # full run; writes RESULTS.md and raw_share.png
+    python benchmarks/raw_share.py --quick     # smoke test; prints only
+
+Why a second measurement. atari.py and mujoco_tasks.py time each system for
+1-2 s and measure the raw limit once after it; their `of raw limit` column is
+the median over 5 such ratios. This VM's speed swings by tens of % within
+seconds (two runs of atari.py 10 minutes apart: 87% and 72% for the same
+code), so those ratios scatter. Here one long-lived pool per case alternates
+with the raw measurement in short slices (--slice-seconds), --pairs times,
+the order flipping every pair; each pair is one ratio, and the table gives
+their median and quartiles. The pool is warmed up first (--warmup-seconds),
+so episodes are desynchronised as in a long training run.
+
+Raw limit, as in those benchmarks: Pong-v5, cores x one thread's frames/s of
+bare ALE emulation (``_core.atari_emulation_rate``) / frame_skip; MuJoCo,
+cores x one thread's rate of bare ``mj_step`` on the task's episodes (the
+C++ program of mujoco_tasks.py) / frame_skip. Targets: 85% (Atari issue),
+90% (MuJoCo issue).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import statistics
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+import atari
+import mujoco_tasks
+import torchpool
+from torchpool import _core, bench, registry
+
+BEGIN, END = "<!-- raw_share:begin -->", "<!-- raw_share:end -->"
+TARGETS = {"atari": 0.85, "mujoco": 0.90}
+
+
+@dataclass(frozen=True)
+class Case:
+    env_id: str
+    num_envs: int
+    batch_size: int
+
+    @property
+    def family(self) -> str:
+        return "atari" if self.env_id == atari.ENV_ID else "mujoco"
+
+    @property
+    def mode(self) -> str:
+        return "sync" if self.batch_size == self.num_envs else "async"
+
+    @property
+    def label(self) -> str:
+        batch = "" if self.mode == "sync" else f"/{self.batch_size}"
+        return f"{self.env_id} {self.mode} {self.num_envs}{batch}"
+
+
+def make_cases(env_ids: list[str]) -> list[Case]:
+    cases = []
+    for env_id in env_ids:
+        if env_id == atari.ENV_ID:
+            cases += [Case(env_id, atari.SYNC_ENVS, atari.SYNC_ENVS),
+                      Case(env_id, atari.ASYNC_ENVS, atari.ASYNC_BATCH)]
+        else:
+            for n in mujoco_tasks.NUM_ENVS:
+                cases += [Case(env_id, n, n), Case(env_id, n, n // 2)]
+    return cases
+
+
+class Stepper:
+    """One long-lived pool, stepped in time slices; async keeps its envs in flight between slices."""
+
+    def __init__(self, case: Case):
+        self.pool = torchpool.make(case.env_id, num_envs=case.num_envs, batch_size=case.batch_size)
+        spec = self.pool.action_spec
+        self.actions = bench._actions(getattr(spec, "n", None), spec.shape, case.batch_size, 64)
+        self.calls = 0
+        if self.pool.is_async:
+            self.pool.async_reset()
+            self.env_ids = self.pool.recv()["env_id"]
+        else:
+            self.pool.reset()
+
+    def steps_per_s(self, seconds: float) -> float:
+        pool, actions, batch = self.pool, self.actions, self.pool.batch_size
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            if pool.is_async:
+                pool.send(actions[self.calls % 64], self.env_ids)
+                self.env_ids = pool.recv()["env_id"]
+            else:
+                pool.step(actions[self.calls % 64])
+            self.calls += 1
+            steps += batch
+        return steps / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+class RawLimit:
+    """cores x one thread's raw env steps/s for a task, measured for `seconds`."""
+
+    def __init__(self, scratch: Path):
+        self.cores = os.cpu_count() or 1
+        self.scratch = scratch
+        self.binary: Path | None = None
+
+    def __call__(self, env_id: str, seconds: float) -> float:
+        if env_id == atari.ENV_ID:
+            rom = os.path.join(registry.ale_roms_dir(), f"{atari.GAME}.bin")
+            return self.cores * _core.atari_emulation_rate(rom, seconds) / atari.FRAME_SKIP
+        if self.binary is None:
+            self.binary = mujoco_tasks.build_raw_step(self.scratch)
+        rate = mujoco_tasks.raw_mj_steps_per_s(self.binary, env_id, seconds)
+        return self.cores * rate / mujoco_tasks.TASKS[env_id].frame_skip
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+def measure(case: Case, raw: RawLimit, pairs: int, slice_seconds: float, warmup_seconds: float) -> list[float]:
+    stepper = Stepper(case)
+    try:
+        stepper.steps_per_s(warmup_seconds)
+        shares = []
+        for pair in range(pairs):
+            if pair % 2 == 0:
+                pool_rate = stepper.steps_per_s(slice_seconds)
+                limit = raw(case.env_id, slice_seconds)
+            else:
+                limit = raw(case.env_id, slice_seconds)
+                pool_rate = stepper.steps_per_s(slice_seconds)
+            shares.append(pool_rate / limit)
+        return shares
+    finally:
+        stepper.close()
+
+
+def table(results: dict[Case, list[float]]) -> list[str]:
+    lines = ["| env | mode | num_envs | batch | pairs | of raw limit (median) | quartiles | min - max | target |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for case, shares in results.items():
+        q1, median, q3 = quartiles(shares)
+        target = TARGETS[case.family]
+        lines.append(f"| {case.env_id} | {case.mode} | {case.num_envs} | {case.batch_size} | {len(shares)} | "
+                     f"{median:.1%}{'' if median >= target else ' (below)'} | {q1:.0%} - {q3:.0%} | "
+                     f"{min(shares):.0%} - {max(shares):.0%} | {target:.0%} |")
+    return lines
+
+
+def draw_plot(results: dict[Case, list[float]], info: dict[str, str], path: Path) -> None:
+    """One box per case (pair ratios), the family's target as a dashed line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = list(results)
+    figure, axis = plt.subplots(figsize=(9, 0.45 * len(cases) + 2))
+    positions = list(range(len(cases), 0, -1))
+    axis.boxplot([[100 * s for s in results[c]] for c in cases], positions=positions, vert=False, widths=0.6)
+    for family, target in TARGETS.items():
+        rows = [p for p, c in zip(positions, cases) if c.family == family]
+        if rows:
+            axis.vlines(100 * target, min(rows) - 0.4, max(rows) + 0.4, colors="tab:red", linestyles="--",
+                        label=f"target {target:.0%} ({'Atari' if family == 'atari' else 'MuJoCo'})")
+    axis.set_yticks(positions, [c.label for c in cases])
+    axis.set_xlabel("torchpool steps/s as % of the raw limit (one point per pair of slices)")
+    axis.grid(True, axis="x", alpha=0.3)
+    axis.legend(loc="lower left", fontsize=8)
+    axis.set_title(f"Share of the raw limit, finely paired\n{info['cpu']}, {info['cores']} cores")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--env-ids", nargs="+", default=[atari.ENV_ID, *mujoco_tasks.ENV_IDS],
+                        choices=[atari.ENV_ID, *mujoco_tasks.TASKS], help="envs to measure")
+    parser.add_argument("--pairs", type=int, default=15, help="alternating (pool, raw) slice pairs per case")
+    parser.add_argument("--slice-seconds", type=float, default=0.4, help="length of one slice")
+    parser.add_argument("--warmup-seconds", type=float, default=1.0, help="pool stepping before the first pair")
+    parser.add_argument("--quick", action="store_true", help="smoke test: 2 pairs of 0.1 s, no files written")
+    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+                        help="where RESULTS.md and raw_share.png are written")
+    args = parser.parse_args()
+    if args.quick:
+        args.pairs, args.slice_seconds, args.warmup_seconds = 2, 0.1, 0.1
+    if args.pairs < 1 or args.slice_seconds <= 0:
+        parser.error("--pairs must be at least 1 and --slice-seconds positive")
+    warnings.filterwarnings("ignore")
+
+    started = time.perf_counter()
+    cases = make_cases(args.env_ids)
+    results: dict[Case, list[float]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        raw = RawLimit(Path(scratch))
+        for index, case in enumerate(cases, 1):
+            results[case] = measure(case, raw, args.pairs, args.slice_seconds, args.warmup_seconds)
+            q1, median, q3 = quartiles(results[case])
+            print(f"  [{index}/{len(cases)}] {case.label}: {median:.0%} of the raw limit "
+                  f"(quartiles {q1:.0%} - {q3:.0%})", flush=True)
+    minutes = (time.perf_counter() - started) / 60
+    lines = table(results)
+    print("\n".join(lines))
+    if args.quick:
+        return
+
+    info = bench.machine(("gymnasium", "mujoco", "ale_py"))
+    section = "\n".join([
+        BEGIN,
+        "## Share of the raw limit, finely paired (`benchmarks/raw_share.py`)",
+        "",
+        "What fraction of the raw limit does torchpool deliver, measured so that this VM's drifting speed cancels? "
+        "`atari.py` and `mujoco_tasks.py` pair each 1-2 s run with one raw measurement; here one long-lived pool "
+        "per case alternates with the raw measurement in short slices, and every pair of slices gives one ratio.",
+        "",
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
+        f"- Software: {info['versions']}",
+        f"- Command: `python benchmarks/raw_share.py` ({minutes:.1f} min)",
+        f"- Settings: {args.pairs} pairs of {args.slice_seconds:g} s slices per case (order flipped every pair), "
+        f"after {args.warmup_seconds:g} s of warm-up; pool defaults (threads = cores); actions drawn before the "
+        "loop (uniform in [-1, 1], or random action indices); sync steps all envs per call, async sends/receives "
+        "`batch`. Raw limit as in `atari.py` (ALE emulation) and `mujoco_tasks.py` (`mj_step` on the task's "
+        "episodes): cores x one thread's rate / frame_skip.",
+        "",
+        *lines,
+        "",
+        "![share of the raw limit](raw_share.png)",
+        END,
+    ])
+    bench.write_section(args.output_dir / "RESULTS.md", section, BEGIN, END)
+    draw_plot(results, info, args.output_dir / "raw_share.png")
+    print(f"Wrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'raw_share.png'}")
+
+
+if __name__ == "__main__":
+    main()
