@@ -301,9 +301,10 @@ def test_the_gil_is_released_while_waiting():
     assert len(ticks) > 20, "another Python thread ran while reset() waited"
 
 
-def test_in_sync_pools_of_costly_envs_the_caller_takes_a_workers_place():
-    # _Probe-v0 with sleeps declares ~25 us a step: costly. Sync: the calling
-    # thread steps envs as one of num_threads; async keeps every worker.
+def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_of_costly_envs():
+    # _Probe-v0 with sleeps declares ~25 us a step: costly. Sync, and async
+    # batches of 3 (~38 us over 2 threads): the calling thread steps envs as
+    # one of num_threads. Async batches of 16 (~200 us) keep every worker.
     kwargs = dict(num_envs=6, num_threads=2, max_sleep_us=50.0, episode_length=7, seed=4)
     before = native_threads()
     rng = np.random.default_rng(0)
@@ -316,7 +317,18 @@ def test_in_sync_pools_of_costly_envs_the_caller_takes_a_workers_place():
         alone.reset()
         for a, expected in zip(actions, helped):
             torch.testing.assert_close(alone.step(a)["observation"], expected)
-    with torchpool.make("_Probe-v0", batch_size=3, **kwargs):
+    with torchpool.make("_Probe-v0", batch_size=3, **kwargs) as short:
+        assert native_threads() - before == 1
+        short.reset()
+        for a, expected in zip(actions, helped):
+            short.send(a[:3], env_id=[0, 1, 2])
+            short.send(a[3:], env_id=[3, 4, 5])
+            got = torch.empty_like(expected)
+            for _ in range(2):
+                out = short.recv()
+                got[out["env_id"]] = out["observation"]
+            torch.testing.assert_close(got, expected)
+    with torchpool.make("_Probe-v0", **{**kwargs, "num_envs": 32, "batch_size": 16}):
         assert native_threads() - before == 2
 
 

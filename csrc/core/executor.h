@@ -118,13 +118,22 @@ class Executor final : public ExecutorBase {
     action_index_.assign(options.num_envs, 0);
     action_values_.assign(spec_.action.discrete ? 0 : options.num_envs * action_size_, 0.0);
     envs_per_target_item_ = static_cast<size_t>(kItemTargetNs / std::max(spec_.step_cost_ns, 1.0));
-    // In a sync pool (every env steps in every call) of costly envs the
-    // calling thread would only sleep through each step(): it takes one
-    // worker's place instead, so num_threads threads still step envs and none
-    // waits idle for a wake-up. Async pools keep every worker: their caller
-    // is busy with the policy between send() and recv().
-    caller_is_worker_ = options.batch_size == options.num_envs && options.num_threads >= 2 &&
-                        spec_.step_cost_ns > kCallerMaxStepNs;
+    // NOTE [The caller as a worker]. In a sync pool (every env steps in every
+    // call) of costly envs the calling thread would only sleep through each
+    // step(): it takes one worker's place instead, so num_threads threads
+    // still step envs and none waits idle for a wake-up. Async pools keep
+    // every worker, so the envs step while the caller runs its policy,
+    // unless a batch is so short (kShortBatchNs) that the caller would spend
+    // its wait falling asleep and being woken. HalfCheetah-v5, 8 envs /
+    // batch 4 on 2 cores (~50 us a batch), interleaved A/B in one process:
+    // +26% steps/s with a bare loop (10 of 10), +43% with a 64x64 MLP policy
+    // (10 of 10), -7% with a 3x1024 MLP (450 us a call, 9x the batch). Longer
+    // batches gain nothing (Ant-v5 8 / 4, HalfCheetah-v5 64 / 32: +0-5%) and
+    // lose with a heavy policy (Pong-v5 16 / 8 with a CNN: -23%).
+    const double batch_ns = static_cast<double>(options.batch_size) * spec_.step_cost_ns /
+                            static_cast<double>(std::max<size_t>(options.num_threads, 1));
+    caller_is_worker_ = options.num_threads >= 2 && spec_.step_cost_ns > kCallerMaxStepNs &&
+                        (options.batch_size == options.num_envs || batch_ns <= kShortBatchNs);
     for (size_t i = 0; i < options.num_threads - (caller_is_worker_ ? 1 : 0); ++i) {
       workers_.emplace_back([this] { work(); });
       pin(workers_.back(), i);
@@ -238,6 +247,9 @@ class Executor final : public ExecutorBase {
   // (InvertedPendulum), 1.30x (Reacher), 1.27x (HalfCheetah; 1.07x at 64).
   static constexpr double kCallerMaxStepNs = 5e3;
   static constexpr double kWakeWorthNs = 30000.0;
+  // An async batch this short (its envs' steps over num_threads) makes the
+  // caller a worker (NOTE [The caller as a worker]).
+  static constexpr double kShortBatchNs = 150e3;
 
   // Costly envs can be costly to build too (an ALE instance precomputes its
   // colour tables: ~0.15 s), so they are built on num_threads threads at once;
@@ -424,12 +436,12 @@ class Executor final : public ExecutorBase {
   // there a wake-up is cheap next to the work, and a third runnable thread
   // beside num_threads workers only fights them for the cores (measured on
   // MuJoCo, benchmarks/mujoco_tasks.py); it would also delay Ctrl-C. The
-  // exception is a sync pool of such envs, where the caller replaces a worker
-  // (caller_is_worker_): measured +7% steps/s on Pong, Ant and HalfCheetah
+  // exception is a pool where the caller replaces a worker (NOTE [The caller
+  // as a worker]): measured +7% steps/s on Pong, Ant and HalfCheetah, sync
   // at 8 envs on 2 cores (alternating A/B runs, 11 of 15 pairs faster).
   void wait_until(FillCounter& counter, int32_t target, const InterruptCheck& check) {
     const bool caller_runs_items = spec_.step_cost_ns <= kCallerMaxStepNs || caller_is_worker_;
-    // A caller that only waits (async pools of costly envs) sleeps at once:
+    // A caller that only waits (async pools of costly envs with long batches) sleeps at once:
     // spinning, it would be a third runnable thread beside the workers and
     // take their cores. Alternating A/B runs, 8 envs / batch 4 on 2 cores:
     // median 44k vs 25k steps/s on HalfCheetah-v5, 8.5k vs 6.6k on Ant-v5.
@@ -456,9 +468,9 @@ class Executor final : public ExecutorBase {
     }
   }
 
-  // NOTE [The caller waits out the last items]. In a sync pool where the
-  // caller is a worker, the queue is empty once it gets here: what remains
-  // is at most one env step on each other worker, all on cores of their own.
+  // NOTE [The caller waits out the last items]. In a pool where the caller
+  // is a worker, the queue is empty once it gets here: what remains is at
+  // most one env step on each other worker, all on cores of their own.
   // Sleeping now would add a wake-up (tens of µs on a VM) to every step()
   // call; spinning through one env step costs nothing, since no other work
   // could use this core. Sync, 8 envs on 2 cores, interleaved A/B runs in one
