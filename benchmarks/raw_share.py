@@ -36,8 +36,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 import atari
 import mujoco_tasks
 import torchpool
@@ -80,30 +78,18 @@ def make_cases(env_ids: list[str]) -> list[Case]:
 
 
 class Stepper:
-    """One long-lived pool, stepped in time slices; async keeps its envs in flight between slices."""
+    """One long-lived pool, stepped in time slices (bench.torchpool_calls); async keeps a batch in flight."""
 
     def __init__(self, case: Case):
         self.pool = torchpool.make(case.env_id, num_envs=case.num_envs, batch_size=case.batch_size)
-        spec = self.pool.action_spec
-        self.actions = bench._actions(getattr(spec, "n", None), spec.shape, case.batch_size, 64)
+        self.call = bench.torchpool_calls(self.pool)
         self.calls = 0
-        if self.pool.is_async:
-            self.pool.async_reset()
-            self.env_ids = self.pool.recv()["env_id"]
-        else:
-            self.pool.reset()
 
     def steps_per_s(self, seconds: float) -> float:
-        pool, actions, batch = self.pool, self.actions, self.pool.batch_size
         steps, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            if pool.is_async:
-                pool.send(actions[self.calls % 64], self.env_ids)
-                self.env_ids = pool.recv()["env_id"]
-            else:
-                pool.step(actions[self.calls % 64])
+            steps += self.call(self.calls)
             self.calls += 1
-            steps += batch
         return steps / (time.perf_counter() - start)
 
     def close(self) -> None:

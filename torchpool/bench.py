@@ -58,30 +58,36 @@ def _time(call: Callable[[int], int], calls: int, warmup: int) -> tuple[float, f
 def run_torchpool(env_id: str, num_envs: int, calls: int, batch_size: int | None = None,
                   num_threads: int | None = None, warmup: int = 50, **make_kwargs) -> Result:
     pool = Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, **make_kwargs)
-    spec = pool.action_spec
-    n = getattr(spec, "n", None)
     try:
-        if not pool.is_async:
-            actions = _actions(n, spec.shape, num_envs, 64)
-            pool.reset()
-
-            def call(i):
-                pool.step(actions[i % 64])
-                return num_envs
-        else:
-            actions = _actions(n, spec.shape, pool.batch_size, 64)
-            pool.async_reset()
-            last = [pool.recv()["env_id"]]
-
-            def call(i):
-                pool.send(actions[i % 64], last[0])
-                last[0] = pool.recv()["env_id"]
-                return pool.batch_size
-        steps_per_s, us = _time(call, calls, warmup)
+        steps_per_s, us = _time(torchpool_calls(pool), calls, warmup)
     finally:
         pool.close()
     return Result("torchpool", "async" if pool.is_async else "sync", env_id, num_envs, pool.batch_size,
                   pool.num_threads, steps_per_s, us)
+
+
+def torchpool_calls(pool: Pool) -> Callable[[int], int]:
+    """Resets ``pool`` and returns call(i): one ``step`` (sync) or ``send`` + ``recv`` (async) with the
+    i-th of 64 action batches drawn here; it returns the env steps done. Async keeps a batch in flight."""
+    spec = pool.action_spec
+    actions = _actions(getattr(spec, "n", None), spec.shape, pool.batch_size, 64)
+    if not pool.is_async:
+        num_envs = pool.num_envs
+        pool.reset()
+
+        def call(i):
+            pool.step(actions[i % 64])
+            return num_envs
+        return call
+
+    pool.async_reset()
+    last = [pool.recv()["env_id"]]
+
+    def call(i):
+        pool.send(actions[i % 64], last[0])
+        last[0] = pool.recv()["env_id"]
+        return pool.batch_size
+    return call
 
 
 def run_envpool(env_id: str, num_envs: int, calls: int, batch_size: int | None = None,

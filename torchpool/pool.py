@@ -517,16 +517,13 @@ class Pool:
         return seeds.to(torch.int64).contiguous()
 
     def _full_action(self, action: Any) -> torch.Tensor:
-        # The hot path: a CPU tensor of the right shape and dtype passes with
-        # attribute checks only.
-        if (action.__class__ is not torch.Tensor or action.shape != self._full_action_shape
-                or action.dtype not in self._action_dtypes or not action.is_cpu or not action.is_contiguous()):
-            return self._coerce_action(action, self.num_envs)
-        return action
+        return self._coerce_action(action, self.num_envs)
 
     def _coerce_action(self, action: Any, count: int) -> torch.Tensor:
-        if (action.__class__ is torch.Tensor and action.dim() > 0 and action.shape[0] == count
-                and action.shape[1:] == self._action_shape and action.dtype in self._action_dtypes
+        expected = self._full_action_shape if count == self.num_envs else torch.Size((count, *self._action_shape))
+        # The hot path: a CPU tensor of the right shape and dtype passes with
+        # attribute checks only.
+        if (action.__class__ is torch.Tensor and action.shape == expected and action.dtype in self._action_dtypes
                 and action.is_cpu and action.is_contiguous()):
             return action
         if not isinstance(action, torch.Tensor):
@@ -534,7 +531,6 @@ class Pool:
                 action = torch.from_numpy(action)
             else:
                 action = torch.as_tensor(action)
-        expected = torch.Size((count, *self._action_shape))
         if action.shape != expected:
             raise ValueError(
                 f"{self.env_id}: action must have shape {tuple(expected)} "
