@@ -304,7 +304,8 @@ def test_the_gil_is_released_while_waiting():
 def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_of_costly_envs():
     # _Probe-v0 with sleeps declares ~25 us a step: costly. Sync, and async
     # batches of 3 (~38 us over 2 threads): the calling thread steps envs as
-    # one of num_threads. Async batches of 16 (~200 us) keep every worker.
+    # one of num_threads (a sync pool of 1 thread has no worker left). Async
+    # batches of 16 (~200 us) keep every worker.
     kwargs = dict(num_envs=6, num_threads=2, max_sleep_us=50.0, episode_length=7, seed=4)
     before = native_threads()
     rng = np.random.default_rng(0)
@@ -314,9 +315,14 @@ def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_
         sync.reset()
         helped = [sync.step(a)["observation"].clone() for a in actions]
     with torchpool.make("_Probe-v0", **{**kwargs, "num_threads": 1}) as alone:
+        assert native_threads() - before == 0  # no worker: the caller steps every env
         alone.reset()
-        for a, expected in zip(actions, helped):
-            torch.testing.assert_close(alone.step(a)["observation"], expected)
+        for t, (a, expected) in enumerate(zip(actions, helped)):
+            if t % 2:
+                torch.testing.assert_close(alone.step(a)["observation"], expected)
+            else:  # send() only queues; recv() runs the steps
+                alone.send(a)
+                torch.testing.assert_close(alone.recv()["observation"], expected)
     with torchpool.make("_Probe-v0", batch_size=3, **kwargs) as short:
         assert native_threads() - before == 1
         short.reset()
