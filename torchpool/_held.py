@@ -34,7 +34,7 @@ class HeldWatch:
     through ``watch.tensordict``), so its refcount baseline is known.
     """
 
-    __slots__ = ("tensordict", "_leaves", "_leaf_baselines", "_anchors", "_storage_baselines")
+    __slots__ = ("tensordict", "_leaves", "_leaf_baselines", "_anchors", "_storages", "_storage_baselines")
 
     def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor] | None = None):
         """``anchors``: one tensor per storage to watch (e.g. the byte buffer all
@@ -42,6 +42,10 @@ class HeldWatch:
         self.tensordict = tensordict
         self._leaves = tuple(tensordict.values(include_nested=True, leaves_only=True))
         self._anchors = self._leaves if anchors is None else tuple(anchors)
+        # The StorageImpl addresses, read once: untyped_storage() builds a
+        # Python object per call (~1 us per held() on a cold cache), and the
+        # anchors keep these storages alive, so the addresses stay valid.
+        self._storages = tuple(anchor.untyped_storage()._cdata for anchor in self._anchors)
         # Baselines are read here, once the caller's temporaries are gone.
         self._leaf_baselines = self._leaf_uses()
         self._storage_baselines = self._storage_uses()
@@ -58,4 +62,4 @@ class HeldWatch:
         return tuple(map(sys.getrefcount, self._leaves))
 
     def _storage_uses(self) -> tuple[int, ...]:
-        return tuple(_storage_use_count(anchor.untyped_storage()._cdata) for anchor in self._anchors)
+        return tuple(map(_storage_use_count, self._storages))
