@@ -1,5 +1,7 @@
 """Pool behaviour: outputs, autoreset modes, seeding, determinism, buffer reuse, errors from workers."""
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -336,6 +338,24 @@ def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_
             torch.testing.assert_close(got, expected)
     with torchpool.make("_Probe-v0", **{**kwargs, "num_envs": 32, "batch_size": 16}):
         assert native_threads() - before == 2
+
+
+def test_a_sync_send_steps_every_env_in_the_background_while_the_caller_is_away():
+    # The caller of a sync costly pool has envs of its own (NOTE [The caller's
+    # own envs]); the workers must take those too while it is away. Each
+    # step sleeps up to 19 ms (declared ~9.5 ms: costly, still run by the
+    # caller), so the caller's 4 envs would keep recv() busy ~38 ms (under
+    # 5 ms with a chance of 0.3%).
+    with torchpool.make("_Probe-v0", num_envs=8, num_threads=2, max_sleep_us=19000.0, seed=1) as pool:
+        pool.reset()
+        for t in range(3):
+            pool.send(torch.full((8,), t, dtype=torch.int64))
+            time.sleep(1.0)
+            start = time.perf_counter()
+            out = pool.recv()
+            waited = time.perf_counter() - start
+            assert out["env_id"].tolist() == list(range(8))
+            assert waited < 0.005, f"recv() stepped envs itself for {waited * 1e3:.1f} ms"
 
 
 def columns(pool, data: torch.Tensor) -> dict[str, torch.Tensor]:

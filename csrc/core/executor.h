@@ -108,6 +108,7 @@ class Executor final : public ExecutorBase {
         block_layout_(fields(), options.batch_size),
         reset_layout_(fields(), options.num_envs),
         queue_(options.num_envs),
+        caller_queue_(options.num_envs),
         ring_(options.num_blocks, options.batch_size),
         in_flight_(options.num_envs, 0),
         all_ids_(options.num_envs) {
@@ -427,8 +428,35 @@ class Executor final : public ExecutorBase {
       push_ids_[i] = static_cast<int32_t>(ids[i]);
       in_flight_[ids[i]] = 1;
     }
-    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), static_cast<uint32_t>(chunk_size(count)),
-                position, wakes_workers(count));
+    // NOTE [The caller's own envs]. In a sync step where the caller is a
+    // worker, the first count / num_threads envs go to the caller's own queue,
+    // so each env steps on the same core call after call and its state stays
+    // in that core's cache; workers take the shared queue and then steal from
+    // the caller's, so a late caller (or one away while send() steps in the
+    // background) loses no balance. From one shared queue an env's state
+    // moved between cores at random. Sync, 8 envs on 2 cores, interleaved
+    // A/B in one process (24 pairs): HalfCheetah-v5 +2% (18 faster),
+    // Humanoid-v5 +2% (14), Pong-v5 and Ant-v5 +0%.
+    const uint32_t chunk = static_cast<uint32_t>(chunk_size(count));
+    if (caller_is_worker_ && op == Op::kStep && count == options_.num_envs) {
+      const size_t own = count / std::max<size_t>(options_.num_threads, 1);
+      caller_queue_.push(op, push_ids_.data(), static_cast<uint32_t>(own), chunk, position, /*wake=*/false);
+      if (own < count)
+        queue_.push(op, push_ids_.data() + own, static_cast<uint32_t>(count - own), chunk,
+                    position + static_cast<uint32_t>(own), wakes_workers(count - own));
+      return;
+    }
+    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), chunk, position, wakes_workers(count));
+  }
+
+  // Acquires one item's unit for a worker (shared queue first) or the caller
+  // (its own first): the queue to claim() it from, or nullptr when both are empty.
+  ActionQueue* try_acquire_item(bool caller) {
+    ActionQueue* first = caller ? &caller_queue_ : &queue_;
+    ActionQueue* second = caller ? &queue_ : &caller_queue_;
+    if (first->available().try_acquire()) return first;
+    if (second->available().try_acquire()) return second;
+    return nullptr;
   }
 
   // On VMs a wake-up (an inter-processor interrupt) costs tens of µs: items
@@ -457,8 +485,9 @@ class Executor final : public ExecutorBase {
     int32_t polls = 0;
     bool spun_for_last_items = false;
     while (!counter.reached(target)) {
-      if (caller_runs_items && queue_.available().try_acquire()) {
-        run(queue_.claim());
+      ActionQueue* from = caller_runs_items ? try_acquire_item(/*caller=*/true) : nullptr;
+      if (from != nullptr) {
+        run(from->claim(), *from);
         polls = 0;
         continue;
       }
@@ -527,19 +556,33 @@ class Executor final : public ExecutorBase {
 #endif
   }
 
+  // Spins polling both queues (stealing the caller's envs once the shared
+  // queue is empty, NOTE [The caller's own envs]), then sleeps on the shared
+  // one. close() wakes sleepers with units that carry no item: check stopping
+  // before claiming.
   void work() {
     auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
-    while (queue_.available().acquire(options_.spin, stopping)) {
+    const SpinPolicy no_spin{0};
+    while (true) {
+      ActionQueue* from = nullptr;
+      for (int32_t i = 0; i < options_.spin.polls; ++i) {
+        if ((from = try_acquire_item(/*caller=*/false)) != nullptr) break;
+        TORCHPOOL_PAUSE();
+      }
+      if (from == nullptr) {
+        if (!queue_.available().acquire(no_spin, stopping)) return;
+        from = &queue_;
+      }
       if (stopping()) return;
-      run(queue_.claim());
+      run(from->claim(), *from);
     }
   }
 
-  void run(const WorkItem& item) {
+  void run(const WorkItem& item, const ActionQueue& queue) {
     int32_t env_id = item.first_env;
     if (item.op == Op::kResetInto) {
       for (uint32_t i = 0; i < item.count; ++i) {
-        const int32_t following = i + 1 < item.count ? queue_.next_env(env_id) : -1;  // before the step
+        const int32_t following = i + 1 < item.count ? queue.next_env(env_id) : -1;  // before the step
         run_env(env_id, Op::kResetInto, reset_targets_, item.position + i);
         env_id = following;
       }
@@ -560,7 +603,7 @@ class Executor final : public ExecutorBase {
       // With batch_size == num_envs every block holds each env exactly once,
       // so rows are ordered by env id and step() needs no sort.
       const size_t row = rows_by_env_id ? static_cast<size_t>(env_id) : ring_.row_in_block(row_number);
-      const int32_t following = i + 1 < item.count ? queue_.next_env(env_id) : -1;  // before the step
+      const int32_t following = i + 1 < item.count ? queue.next_env(env_id) : -1;  // before the step
       run_env(env_id, item.op, ring_.targets(block), row);
       env_id = following;
       ++rows_in_block;
@@ -661,6 +704,7 @@ class Executor final : public ExecutorBase {
   const Layout block_layout_;
   const Layout reset_layout_;
   ActionQueue queue_;
+  ActionQueue caller_queue_;  // NOTE [The caller's own envs]
   OutputRing ring_;
   std::vector<std::unique_ptr<Slot>> slots_;
   // Caller-only bookkeeping: 1 while an env's result is not yet received.
