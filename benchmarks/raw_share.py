@@ -12,8 +12,8 @@ Why a second measurement. atari.py and mujoco_tasks.py time each system for
 the median over 5 such ratios. This VM's speed swings by tens of % within
 seconds (two runs of atari.py 10 minutes apart: 87% and 72% for the same
 code), so those ratios scatter. Here one long-lived pool per case alternates
-with the raw measurement in short slices (--slice-seconds), --pairs times,
-the order flipping every pair; each pair is one ratio, and the table gives
+with the raw measurement in short slices (--slice-seconds), --rounds times,
+the order flipping every round; each round is one ratio, and the table gives
 their median and quartiles. The pool is warmed up first (--warmup-seconds),
 so episodes are desynchronised as in a long training run.
 
@@ -22,6 +22,15 @@ bare ALE emulation (``_core.atari_emulation_rate``) / frame_skip; MuJoCo,
 cores x one thread's rate of bare ``mj_step`` on the task's episodes (the
 C++ program of mujoco_tasks.py) / frame_skip. Targets: 85% (Atari issue),
 90% (MuJoCo issue).
+
+Where the rest goes. Every round also times the same case on a one-thread
+pool, and all cores' raw emulation or physics at once (threads for ALE, one
+process per core for mj_step), so each ratio splits into three medians:
+- one thread: a one-thread pool over one thread's raw rate, i.e. what the
+  env's own work (preprocessing, observations, rewards) and the pool cost;
+- the VM's scaling: all cores' raw at once over cores x one thread's, i.e.
+  what this VM's cores lose by running together (shared caches, the host);
+- the pool's scaling: the pool (threads = cores) over all cores' raw at once.
 """
 
 from __future__ import annotations
@@ -80,8 +89,9 @@ def make_cases(env_ids: list[str]) -> list[Case]:
 class Stepper:
     """One long-lived pool, stepped in time slices (bench.torchpool_calls); async keeps a batch in flight."""
 
-    def __init__(self, case: Case):
-        self.pool = torchpool.make(case.env_id, num_envs=case.num_envs, batch_size=case.batch_size)
+    def __init__(self, case: Case, num_threads: int | None = None):
+        self.pool = torchpool.make(case.env_id, num_envs=case.num_envs, batch_size=case.batch_size,
+                                   num_threads=num_threads)
         self.call = bench.torchpool_calls(self.pool)
         self.calls = 0
 
@@ -97,21 +107,55 @@ class Stepper:
 
 
 class RawLimit:
-    """cores x one thread's raw env steps/s for a task, measured for `seconds`."""
+    """Raw env steps/s for a task: one thread's (`one`) or all cores' at once (`together`)."""
 
     def __init__(self, scratch: Path):
         self.cores = os.cpu_count() or 1
         self.scratch = scratch
         self.binary: Path | None = None
 
-    def __call__(self, env_id: str, seconds: float) -> float:
+    def one(self, env_id: str, seconds: float) -> float:
+        return self._rate(env_id, seconds, 1)
+
+    def together(self, env_id: str, seconds: float) -> float:
+        return self._rate(env_id, seconds, self.cores)
+
+    def _rate(self, env_id: str, seconds: float, at_once: int) -> float:
         if env_id == atari.ENV_ID:
             rom = os.path.join(registry.ale_roms_dir(), f"{atari.GAME}.bin")
-            return self.cores * _core.atari_emulation_rate(rom, seconds) / atari.FRAME_SKIP
+            return atari.concurrent_emulation_rate(rom, at_once, seconds) / atari.FRAME_SKIP
         if self.binary is None:
             self.binary = mujoco_tasks.build_raw_step(self.scratch)
-        rate = mujoco_tasks.raw_mj_steps_per_s(self.binary, env_id, seconds)
-        return self.cores * rate / mujoco_tasks.TASKS[env_id].frame_skip
+        rate = mujoco_tasks.raw_mj_steps_per_s(self.binary, env_id, seconds, processes=at_once)
+        return rate / mujoco_tasks.TASKS[env_id].frame_skip
+
+
+@dataclass(frozen=True)
+class Round:
+    """Steps/s of one round's four slices."""
+
+    pool: float
+    pool_one_thread: float
+    raw_one: float
+    raw_together: float
+    cores: int
+
+    @property
+    def share(self) -> float:
+        """The target's measure: the pool over cores x one thread's raw rate."""
+        return self.pool / (self.cores * self.raw_one)
+
+    @property
+    def one_thread(self) -> float:
+        return self.pool_one_thread / self.raw_one
+
+    @property
+    def vm_scaling(self) -> float:
+        return self.raw_together / (self.cores * self.raw_one)
+
+    @property
+    def pool_scaling(self) -> float:
+        return self.pool / self.raw_together
 
 
 def quartiles(values: list[float]) -> tuple[float, float, float]:
@@ -121,38 +165,49 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
     return q1, q2, q3
 
 
-def measure(case: Case, raw: RawLimit, pairs: int, slice_seconds: float, warmup_seconds: float) -> list[float]:
-    stepper = Stepper(case)
+def measure(case: Case, raw: RawLimit, rounds: int, slice_seconds: float, warmup_seconds: float) -> list[Round]:
+    """Rounds of four slices (pool, one-thread pool, raw one thread, raw all cores), order reversed every round."""
+    stepper, one_thread = Stepper(case), Stepper(case, num_threads=1)
     try:
         stepper.steps_per_s(warmup_seconds)
-        shares = []
-        for pair in range(pairs):
-            if pair % 2 == 0:
-                pool_rate = stepper.steps_per_s(slice_seconds)
-                limit = raw(case.env_id, slice_seconds)
-            else:
-                limit = raw(case.env_id, slice_seconds)
-                pool_rate = stepper.steps_per_s(slice_seconds)
-            shares.append(pool_rate / limit)
-        return shares
+        one_thread.steps_per_s(warmup_seconds)
+        slices = {"pool": lambda: stepper.steps_per_s(slice_seconds),
+                  "pool_one_thread": lambda: one_thread.steps_per_s(slice_seconds),
+                  "raw_one": lambda: raw.one(case.env_id, slice_seconds),
+                  "raw_together": lambda: raw.together(case.env_id, slice_seconds)}
+        results = []
+        for index in range(rounds):
+            order = list(slices) if index % 2 == 0 else list(reversed(slices))
+            rates = {name: slices[name]() for name in order}
+            results.append(Round(**rates, cores=raw.cores))
+        return results
     finally:
         stepper.close()
+        one_thread.close()
 
 
-def table(results: dict[Case, list[float]]) -> list[str]:
-    lines = ["| env | mode | num_envs | batch | pairs | of raw limit (median) | quartiles | min - max | target |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for case, shares in results.items():
+def median_of(rounds: list[Round], measure_name: str) -> float:
+    return statistics.median(getattr(r, measure_name) for r in rounds)
+
+
+def table(results: dict[Case, list[Round]]) -> list[str]:
+    lines = ["| env | mode | num_envs | batch | rounds | of raw limit (median) | quartiles | min - max | target "
+             "| one thread: of one raw thread | VM: all cores' raw at once | pool: of all cores' raw at once |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for case, rounds in results.items():
+        shares = [r.share for r in rounds]
         q1, median, q3 = quartiles(shares)
         target = TARGETS[case.family]
         lines.append(f"| {case.env_id} | {case.mode} | {case.num_envs} | {case.batch_size} | {len(shares)} | "
                      f"{median:.1%}{'' if median >= target else ' (below)'} | {q1:.0%} - {q3:.0%} | "
-                     f"{min(shares):.0%} - {max(shares):.0%} | {target:.0%} |")
+                     f"{min(shares):.0%} - {max(shares):.0%} | {target:.0%} | "
+                     f"{median_of(rounds, 'one_thread'):.0%} | {median_of(rounds, 'vm_scaling'):.0%} | "
+                     f"{median_of(rounds, 'pool_scaling'):.0%} |")
     return lines
 
 
-def draw_plot(results: dict[Case, list[float]], info: dict[str, str], path: Path) -> None:
-    """One box per case (pair ratios), the family's target as a dashed line."""
+def draw_plot(results: dict[Case, list[Round]], info: dict[str, str], path: Path) -> None:
+    """One box per case (round ratios), the family's target as a dashed line, and the VM's own scaling as a dot."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -161,14 +216,16 @@ def draw_plot(results: dict[Case, list[float]], info: dict[str, str], path: Path
     cases = list(results)
     figure, axis = plt.subplots(figsize=(9, 0.45 * len(cases) + 2))
     positions = list(range(len(cases), 0, -1))
-    axis.boxplot([[100 * s for s in results[c]] for c in cases], positions=positions, vert=False, widths=0.6)
+    axis.boxplot([[100 * r.share for r in results[c]] for c in cases], positions=positions, vert=False, widths=0.6)
+    axis.scatter([100 * median_of(results[c], "vm_scaling") for c in cases], positions, marker="D", s=18,
+                 color="tab:gray", zorder=3, label="all cores' bare raw at once (median): what the VM's cores deliver together")
     for family, target in TARGETS.items():
         rows = [p for p, c in zip(positions, cases) if c.family == family]
         if rows:
             axis.vlines(100 * target, min(rows) - 0.4, max(rows) + 0.4, colors="tab:red", linestyles="--",
                         label=f"target {target:.0%} ({'Atari' if family == 'atari' else 'MuJoCo'})")
     axis.set_yticks(positions, [c.label for c in cases])
-    axis.set_xlabel("torchpool steps/s as % of the raw limit (one point per pair of slices)")
+    axis.set_xlabel("% of the raw limit, cores x one thread (box: torchpool, one point per round)")
     axis.grid(True, axis="x", alpha=0.3)
     axis.legend(loc="lower left", fontsize=8)
     axis.set_title(f"Share of the raw limit, finely paired\n{info['cpu']}, {info['cores']} cores")
@@ -182,27 +239,28 @@ def main() -> None:
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--env-ids", nargs="+", default=[atari.ENV_ID, *mujoco_tasks.ENV_IDS],
                         choices=[atari.ENV_ID, *mujoco_tasks.TASKS], help="envs to measure")
-    parser.add_argument("--pairs", type=int, default=15, help="alternating (pool, raw) slice pairs per case")
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="rounds per case, each of four slices: pool, one-thread pool, raw one thread, raw all cores")
     parser.add_argument("--slice-seconds", type=float, default=0.4, help="length of one slice")
-    parser.add_argument("--warmup-seconds", type=float, default=1.0, help="pool stepping before the first pair")
-    parser.add_argument("--quick", action="store_true", help="smoke test: 2 pairs of 0.1 s, no files written")
+    parser.add_argument("--warmup-seconds", type=float, default=1.0, help="pool stepping before the first round")
+    parser.add_argument("--quick", action="store_true", help="smoke test: 2 rounds of 0.1 s slices, no files written")
     parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
                         help="where RESULTS.md and raw_share.png are written")
     args = parser.parse_args()
     if args.quick:
-        args.pairs, args.slice_seconds, args.warmup_seconds = 2, 0.1, 0.1
-    if args.pairs < 1 or args.slice_seconds <= 0:
-        parser.error("--pairs must be at least 1 and --slice-seconds positive")
+        args.rounds, args.slice_seconds, args.warmup_seconds = 2, 0.1, 0.1
+    if args.rounds < 1 or args.slice_seconds <= 0:
+        parser.error("--rounds must be at least 1 and --slice-seconds positive")
     warnings.filterwarnings("ignore")
 
     started = time.perf_counter()
     cases = make_cases(args.env_ids)
-    results: dict[Case, list[float]] = {}
+    results: dict[Case, list[Round]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         raw = RawLimit(Path(scratch))
         for index, case in enumerate(cases, 1):
-            results[case] = measure(case, raw, args.pairs, args.slice_seconds, args.warmup_seconds)
-            q1, median, q3 = quartiles(results[case])
+            results[case] = measure(case, raw, args.rounds, args.slice_seconds, args.warmup_seconds)
+            q1, median, q3 = quartiles([r.share for r in results[case]])
             print(f"  [{index}/{len(cases)}] {case.label}: {median:.0%} of the raw limit "
                   f"(quartiles {q1:.0%} - {q3:.0%})", flush=True)
     minutes = (time.perf_counter() - started) / 60
@@ -218,17 +276,22 @@ def main() -> None:
         "",
         "What fraction of the raw limit does torchpool deliver, measured so that this VM's drifting speed cancels? "
         "`atari.py` and `mujoco_tasks.py` pair each 1-2 s run with one raw measurement; here one long-lived pool "
-        "per case alternates with the raw measurement in short slices, and every pair of slices gives one ratio.",
+        "per case alternates with the raw measurement in short slices, and every round of slices gives one ratio. "
+        "Each round also times a one-thread pool and all cores' raw at once, which splits the ratio into what the "
+        "env and pool cost on one thread, what this VM's cores lose by running together, and what the pool "
+        "loses spreading one batch over the cores (the last three columns, medians).",
         "",
         f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
         f"- Software: {info['versions']}",
         f"- Command: `python benchmarks/raw_share.py` ({minutes:.1f} min)",
-        f"- Settings: {args.pairs} pairs of {args.slice_seconds:g} s slices per case (order flipped every pair), "
+        f"- Settings: {args.rounds} rounds per case of four {args.slice_seconds:g} s slices (pool, one-thread pool, "
+        "raw one thread, raw all cores at once; order reversed every round), "
         f"after {args.warmup_seconds:g} s of warm-up; pool defaults (threads = cores); actions drawn before the "
         "loop (uniform in [-1, 1], or random action indices); sync steps all envs per call, async sends/receives "
         "`batch`. Raw limit as in `atari.py` (ALE emulation) and `mujoco_tasks.py` (`mj_step` on the task's "
-        "episodes): cores x one thread's rate / frame_skip.",
+        "episodes): cores x one thread's rate / frame_skip; all cores at once: one emulator thread or one `mj_step` "
+        "process per core, summed.",
         "",
         *lines,
         "",

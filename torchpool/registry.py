@@ -139,6 +139,7 @@ register(EnvEntry("Acrobot-v1", "Acrobot", {}, reference="Acrobot-v1"))
 register(EnvEntry("_Probe-v0", "Probe", {
     "episode_length": Kwarg(int, 5, "steps until terminated"),
     "max_sleep_us": Kwarg(float, 0.0, "each step/reset sleeps uniformly up to this"),
+    "max_busy_us": Kwarg(float, 0.0, "each step/reset computes (spins) uniformly up to this, like a real env"),
     "fail_at_step": Kwarg(int, -1, "the env's n-th step raises; -1 never"),
 }, hidden=True))
 

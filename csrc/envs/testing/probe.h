@@ -1,11 +1,13 @@
 // probe.h — a test-only env whose observations record what happened to it.
 //
 // Observation: [steps in this episode, last action, resets so far, total
-// steps]. It can sleep a random time per step (so workers finish out of
-// order) and throw at a chosen step (to test error capture). Registered as
+// steps]. It can sleep or compute (spin) a random time per step (so workers
+// finish out of order; spinning keeps the thread on its core as a real env
+// does) and throw at a chosen step (to test error capture). Registered as
 // "_Probe-v0", hidden from list_envs().
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -18,11 +20,13 @@ namespace torchpool::testing {
 struct ProbeModel {
   int64_t episode_length;
   double max_sleep_us;
+  double max_busy_us;
   int64_t fail_at_step;  // total step count at which step() throws; < 0: never
 
   explicit ProbeModel(const Config& config)
       : episode_length(static_cast<int64_t>(config.number("episode_length"))),
         max_sleep_us(config.number("max_sleep_us")),
+        max_busy_us(config.number("max_busy_us")),
         fail_at_step(static_cast<int64_t>(config.number("fail_at_step"))) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
@@ -31,7 +35,8 @@ struct ProbeModel {
     spec.action.discrete = true;
     spec.action.num_actions = 1000;
     spec.max_episode_steps = 0;
-    spec.step_cost_ns = max_sleep_us > 0 ? max_sleep_us * 500 : 10;
+    const double max_us = std::max(max_sleep_us, max_busy_us);
+    spec.step_cost_ns = max_us > 0 ? max_us * 500 : 10;
     return spec;
   }
 };
@@ -67,6 +72,12 @@ class Probe {
   void nap(Rng& rng) {
     if (model_.max_sleep_us > 0)
       std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>(rng.uniform(0, model_.max_sleep_us) * 1000)));
+    if (model_.max_busy_us > 0) {
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::nanoseconds(static_cast<int64_t>(rng.uniform(0, model_.max_busy_us) * 1000));
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
   }
   void write(StepOutput& out) {
     out.set_observation({static_cast<double>(steps_), static_cast<double>(last_action_), static_cast<double>(resets_),
