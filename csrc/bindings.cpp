@@ -180,7 +180,7 @@ PYBIND11_MODULE(_core, m) {
         e.reset(address<int64_t>(ids), count, address<uint64_t>(seeds), check_signals);
       })
       .def("wakes_workers", &ExecutorBase::wakes_workers)
-      .def("worker_sleeps", &ExecutorBase::worker_sleeps)
+      .def("worker_sleeps_in_calls", &ExecutorBase::worker_sleeps_in_calls)
       .def("get_state", &ExecutorBase::get_state)
       .def("set_state", &ExecutorBase::set_state)
       .def("close", [](ExecutorBase& e) {

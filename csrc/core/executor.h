@@ -90,9 +90,10 @@ class ExecutorBase {
   // Whether a push of `count` envs wakes the workers, so the envs step while
   // the caller does something else; if not, the caller steps them in wait_block.
   virtual bool wakes_workers(size_t count) const = 0;
-  // How many times a worker stopped spinning and waited in the kernel for
-  // work (each such wait costs the next push a wake-up).
-  virtual int64_t worker_sleeps() const = 0;
+  // How many times a worker fell asleep (waited in the kernel for work) while
+  // the caller was inside step()/recv(): the sleeps NOTE [Workers wait out
+  // the caller's items] is about. Each costs the next push a wake-up.
+  virtual int64_t worker_sleeps_in_calls() const = 0;
   virtual std::vector<double> get_state(size_t env_id) const = 0;
   virtual void set_state(size_t env_id, const std::vector<double>& state) = 0;
   virtual void close() = 0;
@@ -156,7 +157,7 @@ class Executor final : public ExecutorBase {
 
   ~Executor() override { close(); }
 
-  int64_t worker_sleeps() const override { return worker_sleeps_.load(std::memory_order_relaxed); }
+  int64_t worker_sleeps_in_calls() const override { return worker_sleeps_in_calls_.load(std::memory_order_relaxed); }
 
   const EnvSpec& spec() const override { return spec_; }
   const ExecutorOptions& options() const override { return options_; }
@@ -580,9 +581,11 @@ class Executor final : public ExecutorBase {
         if ((from = try_acquire_item(/*caller=*/false)) != nullptr) break;
         TORCHPOOL_PAUSE();
       }
-      if (from == nullptr && caller_is_worker_) from = wait_with_caller();
+      // Spin again for the caller's next call, or for an item queued meanwhile.
+      if (from == nullptr && caller_is_worker_ && waited_out_caller()) continue;
       if (from == nullptr) {
-        worker_sleeps_.fetch_add(1, std::memory_order_relaxed);
+        if (caller_waiting_.load(std::memory_order_relaxed))
+          worker_sleeps_in_calls_.fetch_add(1, std::memory_order_relaxed);
         if (!queue_.available().acquire(no_spin, stopping)) return;
         from = &queue_;
       }
@@ -601,24 +604,20 @@ class Executor final : public ExecutorBase {
   // Humanoid-v5 +6% (12 of 16 pairs), HalfCheetah-v5 +2%, Pong-v5 and Ant-v5
   // +0%; a probe pool's worker slept in 32-43 of 100 steps, now in 0-1.
   // Bounded, so a stuck env still lets it sleep.
-  ActionQueue* wait_with_caller() {
-    if (!caller_waiting_.load(std::memory_order_relaxed)) return nullptr;
+  // True once the caller has left or an item is queued; false when the
+  // caller was not in the pool, or on the bound or close().
+  bool waited_out_caller() {
+    if (!caller_waiting_.load(std::memory_order_relaxed)) return false;
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::nanoseconds(static_cast<int64_t>(std::min(4.0 * spec_.step_cost_ns, 5e6)));
     while (caller_waiting_.load(std::memory_order_relaxed)) {
       for (int i = 0; i < 16; ++i) {
-        if (ActionQueue* from = try_acquire_item(/*caller=*/false)) return from;
+        if (queue_.available().has_units() || caller_queue_.available().has_units()) return true;
         TORCHPOOL_PAUSE();
       }
-      if (stopping_.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() > deadline) return nullptr;
+      if (stopping_.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() > deadline) return false;
     }
-    // The caller has its results and is back in user code, which (a bare
-    // loop) may call again within the spin below.
-    for (int32_t i = 0; i < options_.spin.polls; ++i) {
-      if (ActionQueue* from = try_acquire_item(/*caller=*/false)) return from;
-      TORCHPOOL_PAUSE();
-    }
-    return nullptr;
+    return true;
   }
 
   void run(const WorkItem& item, const ActionQueue& queue) {
@@ -762,7 +761,7 @@ class Executor final : public ExecutorBase {
   size_t envs_per_target_item_ = 1;
   bool caller_is_worker_ = false;  // see the constructor
   std::atomic<bool> caller_waiting_{false};  // NOTE [Workers wait out the caller's items]
-  std::atomic<int64_t> worker_sleeps_{0};
+  std::atomic<int64_t> worker_sleeps_in_calls_{0};
 
   FieldTargets reset_targets_;
   int32_t reset_target_ = 0;

@@ -99,6 +99,9 @@ class Semaphore {
     return true;
   }
 
+  // A peek: whether try_acquire() would find a unit now.
+  bool has_units() const { return count_.load(std::memory_order_relaxed) > 0; }
+
   std::atomic<int32_t>& word() { return count_; }
 
  private:
