@@ -12,10 +12,12 @@
 //   frame, add its reward; stop early at game over or (episodic_life) a lost
 //   life; keep the last two frames' screens.
 //   Observation = resize(max(last two frames)), pushed onto the frame stack.
-// The last two frames are kept as the emulator's palette indices; grey (or
-// R, G, B) values come from the palette's tables (what ALE's
-// getScreenGrayscale / getScreenRGB do) row by row as the resizer asks, so no
-// full-size grey, RGB or pooled frame is ever written.
+// The second-to-last frame is copied as the emulator's palette indices, the
+// last one read where the emulator drew it; grey (or R, G, B) values come
+// from the palette's tables (what ALE's getScreenGrayscale / getScreenRGB do)
+// row by row as the resizer asks, so no full-size grey, RGB or pooled frame
+// is ever written, and rows equal to an earlier row are not built again
+// (screen.h).
 //
 // One deliberate difference: when an episode ends inside the frame skip,
 // AtariPreprocessing returns the previous step's observation again (it stops
@@ -48,6 +50,7 @@
 
 #include "../../core/env.h"
 #include "resize.h"
+#include "screen.h"
 
 namespace torchpool::atari {
 
@@ -156,6 +159,7 @@ class Atari {
         pixels_(static_cast<size_t>(model.screen_height) * model.screen_width),
         area_(model.screen_height, model.screen_width, model.height, model.width),
         bilinear_(model.screen_height, model.screen_width, model.height, model.width),
+        equal_rows_(model.screen_height, model.screen_width),
         stack_(frame_size_ * model.stack_num) {
     // Tables of what ALE's getScreenGrayscale / getScreenRGB compute per
     // palette index: grey is the palette entry after the index (ALE
@@ -169,7 +173,8 @@ class Atari {
       tables_[2][index] = static_cast<float>((colour >> 8) & 0xFF);                             // green
       tables_[3][index] = static_cast<float>(colour & 0xFF);                                    // blue
     }
-    for (auto& frame : frames_) frame.resize(pixels_);
+    before_.resize(pixels_);
+    for (auto& repeats : repeats_) repeats.resize(model.screen_height);
   }
 
   void reset(Rng& rng, StepOutput& out) {
@@ -187,7 +192,6 @@ class Atari {
     last_action_ = ale::PLAYER_A_NOOP;
     lives_ = ale_->lives();
 
-    capture(frames_[0]);
     push_frame(/*pooled=*/false, /*fill=*/true);
     write(out, 0.0, false);
   }
@@ -196,7 +200,7 @@ class Atari {
     const ale::Action chosen = model_.actions[static_cast<size_t>(action.index)];
     const int skip = model_.frame_skip;
     double reward = 0.0;
-    bool game_over = false;
+    bool game_over = false, pooled = skip >= 2;
     for (int frame = 0; frame < skip; ++frame) {
       if (model_.repeat_action_probability <= 0.0 || rng.uniform(0.0, 1.0) >= model_.repeat_action_probability)
         last_action_ = chosen;
@@ -208,14 +212,14 @@ class Atari {
       if (game_over || life_lost_) {
         // The episode ends inside the skip: show the frame reached, pooled with
         // the one before only if that one is this step's second-to-last.
-        capture(frames_[0]);
-        if (frame != skip - 1) frames_[1] = frames_[0];
+        pooled = pooled && frame == skip - 1;
         break;
       }
-      if (frame == skip - 2) capture(frames_[1]);
-      else if (frame == skip - 1) capture(frames_[0]);
+      if (frame == skip - 2)
+        scan_rows(ale_->getScreen().getArray(), before_.data(), repeats_[1].data(), model_.screen_height,
+                  model_.screen_width);
     }
-    push_frame(/*pooled=*/skip >= 2, /*fill=*/false);
+    push_frame(pooled, /*fill=*/false);
 
     StepResult result;
     result.terminated = game_over || life_lost_;
@@ -225,40 +229,34 @@ class Atari {
   }
 
  private:
-  // The emulator's current screen: palette indices, one byte per pixel.
-  void capture(std::vector<uint8_t>& into) const {
-    std::memcpy(into.data(), ale_->getScreen().getArray(), pixels_);
-  }
-
-  // Resizes the observed frame into the newest stack slot, one plane per
-  // channel; the stack is a ring, unrolled oldest-first by write(). The
-  // resizer asks for source rows; each is looked up from the palette indices
-  // (and max-pooled over the last two frames) only when asked for.
+  // Resizes the emulator's current screen (max-pooled with before_ if
+  // `pooled`) into the newest stack slot, one plane per channel; the stack is
+  // a ring, unrolled oldest-first by write(). The resizer asks for source
+  // rows; each is looked up from the palette indices only when asked for.
   void push_frame(bool pooled, bool fill) {
     head_ = (head_ + 1) % model_.stack_num;
     uint8_t* slot = stack_.data() + static_cast<size_t>(head_) * frame_size_;
     const size_t width = static_cast<size_t>(model_.screen_width);
-    // Row r builds the same line as row r - 1 when the palette indices of
-    // both rows match in every frame the row is made from.
-    auto same_as_previous = [&](int r) {
-      const uint8_t* last = frames_[0].data() + r * width;
-      if (std::memcmp(last, last - width, width) != 0) return false;
-      const uint8_t* before = frames_[1].data() + r * width;
-      return !pooled || std::memcmp(before, before - width, width) == 0;
-    };
+    const uint8_t* last = ale_->getScreen().getArray();
+    const uint8_t* before = pooled ? before_.data() : nullptr;
+    const int* first_equal = nullptr;
+    if (!model_.bilinear) {
+      scan_rows(last, nullptr, repeats_[0].data(), model_.screen_height, model_.screen_width);
+      first_equal = equal_rows_.find(last, repeats_[0].data(), before, repeats_[1].data());
+    }
     for (int c = 0; c < model_.channels(); ++c) {
       const float* table = tables_[model_.gray_scale ? 0 : 1 + c].data();
       auto row = [&](int r, float* line) {
-        const uint8_t* last = frames_[0].data() + r * width;
-        if (pooled) {
-          const uint8_t* before = frames_[1].data() + r * width;
-          for (size_t x = 0; x < width; ++x) line[x] = std::max(table[last[x]], table[before[x]]);
+        const uint8_t* now = last + r * width;
+        if (before != nullptr) {
+          const uint8_t* earlier = before + r * width;
+          for (size_t x = 0; x < width; ++x) line[x] = std::max(table[now[x]], table[earlier[x]]);
         } else {
-          for (size_t x = 0; x < width; ++x) line[x] = table[last[x]];
+          for (size_t x = 0; x < width; ++x) line[x] = table[now[x]];
         }
       };
       if (model_.bilinear) bilinear_(row, slot + c * plane_);
-      else area_(row, same_as_previous, slot + c * plane_);
+      else area_(row, first_equal, slot + c * plane_);
     }
     if (fill)
       for (int i = 0; i < model_.stack_num; ++i)
@@ -285,7 +283,9 @@ class Atari {
   // palette index -> grey, red, green, blue, as floats: the resizers work in
   // float, and max() of whole numbers in float is exact.
   std::array<std::array<float, 256>, 4> tables_{};
-  std::array<std::vector<uint8_t>, 2> frames_;        // palette indices: [0] last frame, [1] the one before
+  EqualRows equal_rows_;
+  std::vector<uint8_t> before_;                  // the second-to-last frame's palette indices
+  std::array<std::vector<uint8_t>, 2> repeats_;  // per row: equal to the row above? [0] last frame, [1] before_
   std::vector<uint8_t> stack_;
   int head_ = 0;
   ale::Action last_action_ = ale::PLAYER_A_NOOP;

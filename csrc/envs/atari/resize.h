@@ -1,11 +1,11 @@
 // resize.h — shrinking an Atari frame (one uint8 plane) to the agent's size.
 //
 // Both resizers pull source rows through a callback, `row(r, line)`, that
-// fills `line` (floats holding whole grey levels 0..255) with source row r. The Atari env builds each row on demand
-// from the emulator's palette indices (grey or one colour channel, max-pooled
-// over two frames), so a full-size intermediate frame is never written, and
-// each source row is built at most once per frame (the area resizer skips
-// rows equal to the one before).
+// fills `line` (floats holding whole grey levels 0..255) with source row r.
+// The Atari env builds each row on demand from the emulator's palette
+// indices (grey or one colour channel, max-pooled over two frames), so a
+// full-size intermediate frame is never written; the area resizer builds
+// each distinct row once per frame.
 //
 // Area (the default) reproduces OpenCV's cv2.resize(..., INTER_AREA) for a
 // shrink bit for bit, which is what Gymnasium's AtariPreprocessing and EnvPool
@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -85,8 +86,8 @@ inline void round_row(const float* values, uint8_t* out, int count) {
 class AreaResize {
  public:
   AreaResize(int source_height, int source_width, int height, int width)
-      : width_(width), rows_(area_taps(source_height, height)), line_(source_width), row_sum_(width),
-        out_sum_(width) {
+      : width_(width), taps_(area_taps(source_height, height)), line_(source_width), out_sum_(width),
+        row_sums_(static_cast<size_t>(source_height) * width), sums_of_(source_height) {
     // Columns: the taps of each output column, padded to the same count.
     const std::vector<Tap> columns = area_taps(source_width, width);
     std::vector<int> count(width, 0);
@@ -100,71 +101,118 @@ class AreaResize {
       column_source_[k] = tap.source;
       column_weight_[k] = tap.weight;
     }
+    // Rows: each output row's run of taps, and its twin: the latest earlier
+    // output row with the same weights in the same order (2.5 source rows per
+    // output row alternate two weight patterns, so usually the row two up).
+    out_rows_.resize(height);
+    for (int first = 0, end = 0; first < static_cast<int>(taps_.size()); first = end) {
+      while (end < static_cast<int>(taps_.size()) && taps_[end].target == taps_[first].target) ++end;
+      OutputRow& row = out_rows_[taps_[first].target];
+      row = {first, end - first, -1};
+      for (int earlier = taps_[first].target - 1; earlier >= 0 && row.twin < 0; --earlier)
+        if (same_weights(row, out_rows_[earlier])) row.twin = earlier;
+    }
   }
 
   // Not thread-safe (scratch rows): one per env.
   //
-  // `same_as_previous(s)` says whether source row s equals row s - 1 as `row`
-  // would build it. Such a row reuses the horizontal sums already made: equal
-  // inputs give equal floats, so the output is unchanged bit for bit. Atari
-  // screens repeat rows a lot (backgrounds, a playfield drawn at a coarser
-  // vertical resolution than the scanlines, sprites several lines tall): on
-  // Pong most rows repeat, and building and summing rows was ~90% of a resize.
-  template <class Row, class SameAsPrevious>
-  void operator()(const Row& row, const SameAsPrevious& same_as_previous, uint8_t* target) {
-    std::fill(out_sum_.begin(), out_sum_.end(), 0.0f);
-    int current = rows_.front().target, built = -1;
-    for (const Tap& tap : rows_) {
-      if (tap.source != built) {  // consecutive taps often share a source row
-        if (built < 0 || built != tap.source - 1 || !same_as_previous(tap.source)) {
-          row(tap.source, line_.data());
-          sum_columns();
+  // `first_equal[s]` (<= s) is the first source row that `row` builds the
+  // same as row s (screen.h finds them). Atari screens repeat rows a lot
+  // (backgrounds, a playfield drawn at a coarser vertical resolution than
+  // the scanlines, sprites several lines tall): a Pong frame has ~10
+  // distinct rows in 210. Only a row's first occurrence is built and summed
+  // horizontally; and an output row whose taps fall on the same rows as its
+  // twin's (same weights, same inputs, so the same floats bit for bit) is
+  // copied from the twin.
+  template <class Row>
+  void operator()(const Row& row, const int* first_equal, uint8_t* target) {
+    int resolved = -1, built = 0;  // source rows [0, resolved] have their sums
+    auto resolve_through = [&](int source) {
+      while (resolved < source) {
+        ++resolved;
+        if (first_equal[resolved] != resolved) {
+          sums_of_[resolved] = sums_of_[first_equal[resolved]];
+        } else {
+          row(resolved, line_.data());
+          sums_of_[resolved] = built++;
+          sum_columns(row_sums_.data() + static_cast<size_t>(sums_of_[resolved]) * width_);
         }
-        built = tap.source;
       }
-      if (tap.target != current) {
-        round_row(out_sum_.data(), target + static_cast<size_t>(current) * width_, width_);
-        for (int x = 0; x < width_; ++x) out_sum_[x] = tap.weight * row_sum_[x];
-        current = tap.target;
-      } else {
-        for (int x = 0; x < width_; ++x) out_sum_[x] += tap.weight * row_sum_[x];
+    };
+    for (int y = 0; y < static_cast<int>(out_rows_.size()); ++y) {
+      const OutputRow& out = out_rows_[y];
+      const Tap* taps = taps_.data() + out.first_tap;
+      resolve_through(taps[out.taps - 1].source);
+      uint8_t* line = target + static_cast<size_t>(y) * width_;
+      if (out.twin >= 0 && same_inputs(out, out_rows_[out.twin])) {
+        std::memcpy(line, target + static_cast<size_t>(out.twin) * width_, width_);
+        continue;
       }
+      // The same float operations, in the same order, as OpenCV's vertical pass.
+      const float* sums = sums_of(taps[0].source);
+      for (int x = 0; x < width_; ++x) out_sum_[x] = taps[0].weight * sums[x];
+      for (int k = 1; k < out.taps; ++k) {
+        sums = sums_of(taps[k].source);
+        const float weight = taps[k].weight;
+        for (int x = 0; x < width_; ++x) out_sum_[x] += weight * sums[x];
+      }
+      round_row(out_sum_.data(), line, width_);
     }
-    round_row(out_sum_.data(), target + static_cast<size_t>(current) * width_, width_);
   }
 
  private:
+  struct OutputRow {
+    int first_tap, taps, twin;
+  };
+
+  bool same_weights(const OutputRow& a, const OutputRow& b) const {
+    if (a.taps != b.taps) return false;
+    for (int k = 0; k < a.taps; ++k)
+      if (taps_[a.first_tap + k].weight != taps_[b.first_tap + k].weight) return false;
+    return true;
+  }
+
+  bool same_inputs(const OutputRow& a, const OutputRow& b) const {
+    for (int k = 0; k < a.taps; ++k)
+      if (sums_of_[taps_[a.first_tap + k].source] != sums_of_[taps_[b.first_tap + k].source]) return false;
+    return true;
+  }
+
+  const float* sums_of(int source) const { return row_sums_.data() + static_cast<size_t>(sums_of_[source]) * width_; }
+
   // K > 0 makes the tap count a compile-time constant, so the common cases
   // (2 or 3 taps for 160 -> 84) compile to straight-line code; K == 0 reads
   // it at run time.
   template <int K>
-  void sum_columns_of() {
+  void sum_columns_of(float* row_sum) const {
     const int taps = K > 0 ? K : taps_per_column_;
     const int* source = column_source_.data();
     const float* weight = column_weight_.data();
     for (int x = 0; x < width_; ++x, source += taps, weight += taps) {
       float sum = line_[source[0]] * weight[0];
       for (int k = 1; k < taps; ++k) sum += line_[source[k]] * weight[k];
-      row_sum_[x] = sum;
+      row_sum[x] = sum;
     }
   }
 
-  void sum_columns() {
+  void sum_columns(float* row_sum) const {
     switch (taps_per_column_) {
-      case 1: return sum_columns_of<1>();
-      case 2: return sum_columns_of<2>();
-      case 3: return sum_columns_of<3>();
-      case 4: return sum_columns_of<4>();
-      default: return sum_columns_of<0>();
+      case 1: return sum_columns_of<1>(row_sum);
+      case 2: return sum_columns_of<2>(row_sum);
+      case 3: return sum_columns_of<3>(row_sum);
+      case 4: return sum_columns_of<4>(row_sum);
+      default: return sum_columns_of<0>(row_sum);
     }
   }
 
   int width_, taps_per_column_ = 1;
-  std::vector<Tap> rows_;
+  std::vector<Tap> taps_;  // rows: ordered by output row, then source row
+  std::vector<OutputRow> out_rows_;
   std::vector<int> column_source_;
   std::vector<float> column_weight_;
-  std::vector<float> line_;
-  std::vector<float> row_sum_, out_sum_;
+  std::vector<float> line_, out_sum_;
+  std::vector<float> row_sums_;  // one width-long row of horizontal sums per distinct source row
+  std::vector<int> sums_of_;     // source row -> its row in row_sums_ (this frame)
 };
 
 class BilinearResize {
