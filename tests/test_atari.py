@@ -126,6 +126,49 @@ def test_episodic_life_ends_episodes_at_each_lost_life_and_game_over_only_at_the
         pytest.fail("Breakout did not end in 5000 random steps")
 
 
+def test_an_episode_ending_inside_the_frame_skip_shows_the_frame_reached() -> None:
+    # The documented terminal frame (csrc/envs/atari/atari.h): the frame the
+    # episode ended on, max-pooled with the frame before only when that one is
+    # the step's second-to-last; then the next episode starts from the screen
+    # as it is (episodic life: the game goes on). Reference: bare ALE.
+    # Asterix loses lives on any frame of a skip; Breakout would not do here:
+    # it counts a lost life when the next ball is served, on a step's first frame.
+    skip = 4
+    pool = torchpool.make("Asterix-v5", num_envs=1, noop_max=0, use_fire_reset=False, episodic_life=True,
+                          stack_num=1, frame_skip=skip)
+    reference = ale("asterix")
+    actions = reference.getMinimalActionSet()
+    pool.reset()
+    reference.reset_game()
+    rng = np.random.default_rng(3)
+    ended_at = []
+    for _ in range(1500):
+        index = int(rng.integers(len(actions)))
+        td = pool.step(torch.tensor([index]))
+        lives, before, ended = reference.lives(), None, None
+        for f in range(skip):
+            reference.act(actions[index])
+            lost = reference.lives() < lives
+            lives = reference.lives()
+            if reference.game_over() or lost:
+                ended = f
+                break
+            if f == skip - 2:
+                before = reference.getScreenGrayscale()
+        last = reference.getScreenGrayscale()
+        pooled = np.maximum(before, last) if ended in (None, skip - 1) else last
+        shown = td["final_observation"] if bool(td["done"][0]) else td["observation"]
+        np.testing.assert_array_equal(shown[0, 0].numpy(), cv2.resize(pooled, (84, 84), interpolation=cv2.INTER_AREA))
+        assert bool(td["terminated"][0]) == (ended is not None)
+        if ended is not None:
+            ended_at.append(ended)
+            if reference.game_over():
+                reference.reset_game()
+            np.testing.assert_array_equal(td["observation"][0, 0].numpy(), frame(reference))
+    # Both kinds of ending happened: on the last frame of a skip, and before it.
+    assert skip - 1 in ended_at and any(f < skip - 1 for f in ended_at), ended_at
+
+
 def test_reward_clip_keeps_the_raw_score_in_extras() -> None:
     clipped = torchpool.make("SpaceInvaders-v5", num_envs=2, reward_clip=True, seed=1)
     raw = torchpool.make("SpaceInvaders-v5", num_envs=2, reward_clip=False, seed=1)
