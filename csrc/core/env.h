@@ -11,10 +11,15 @@
 //     explicit MyEnv(const Model&);
 //     void reset(Rng&, StepOutput&);                          // writes the first observation
 //     StepResult step(const Action&, Rng&, StepOutput&);       // writes the next observation
+//     // optional, for a step that is a run of substeps (MuJoCo's frame_skip mj_steps):
+//     int substeps() const;
+//     void advance(const Action&);   // runs the next substep ahead of step(), which runs the rest
 //   };
 //
 // The executor owns everything else: time limits, autoreset, episode
-// statistics, final observations, where the row lives, and threads. An env
+// statistics, final observations, where the row lives, and threads. With
+// advance(), the substeps of one step may run on different threads, one at
+// a time (NOTE [Split tail] in split_tail.h). An env
 // never allocates per step and never sees Python.
 #pragma once
 

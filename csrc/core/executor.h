@@ -38,6 +38,7 @@
 #include "action_queue.h"
 #include "env.h"
 #include "output_ring.h"
+#include "split_tail.h"
 
 namespace torchpool {
 
@@ -114,6 +115,7 @@ class Executor final : public ExecutorBase {
         queue_(options.num_envs),
         caller_queue_(options.num_envs),
         ring_(options.num_blocks, options.batch_size),
+        tail_(2 * options.num_threads),
         in_flight_(options.num_envs, 0),
         all_ids_(options.num_envs) {
     if (spec_.extras.size() > kMaxExtras) throw std::logic_error("too many extra fields");
@@ -146,8 +148,10 @@ class Executor final : public ExecutorBase {
     const bool sync = options.batch_size == options.num_envs;
     caller_is_worker_ = spec_.step_cost_ns > kCallerMaxStepNs && spec_.step_cost_ns <= kCallerLongestStepNs &&
                         (sync || (options.num_threads >= 2 && batch_ns <= kShortBatchNs));
+    if constexpr (kCanSplit)
+      if (caller_is_worker_ && sync && options.num_threads >= 2) substeps_ = slots_[0]->env.substeps();
     for (size_t i = 0; i < options.num_threads - (caller_is_worker_ ? 1 : 0); ++i) {
-      workers_.emplace_back([this] { work(); });
+      workers_.emplace_back([this, i] { work(static_cast<int32_t>(i) + 1); });
       pin(workers_.back(), i);
 #if defined(__linux__)
       pthread_setname_np(workers_.back().native_handle(), "torchpool");  // shows in top -H, py-spy, gdb
@@ -242,6 +246,11 @@ class Executor final : public ExecutorBase {
   }
 
  private:
+  // NOTE [Split tail]: a family whose step is a run of substeps begins them one at a time with advance().
+  static constexpr bool kCanSplit = requires(Env& env, const Action& action) {
+    env.advance(action);
+    env.substeps();
+  };
   static constexpr bool kHasState = requires { Env::kStateSize; } || requires(const Env& env) { env.state_size(); };
   static size_t state_size(const Env& env) {
     if constexpr (requires { Env::kStateSize; }) return static_cast<size_t>(Env::kStateSize);
@@ -445,14 +454,69 @@ class Executor final : public ExecutorBase {
     // Humanoid-v5 +2% (14), Pong-v5 and Ant-v5 +0%.
     const uint32_t chunk = static_cast<uint32_t>(chunk_size(count));
     if (caller_is_worker_ && op == Op::kStep && count == options_.num_envs) {
-      const size_t own = count / std::max<size_t>(options_.num_threads, 1);
+      const size_t held = split_tail_size(count);
+      const size_t queued = count - held;
+      if (held > 0) tail_.arm(push_ids_.data() + queued, held, substeps_, options_.num_threads);
+      const size_t own = queued / std::max<size_t>(options_.num_threads, 1);
       caller_queue_.push(op, push_ids_.data(), static_cast<uint32_t>(own), chunk, position, /*wake=*/false);
-      if (own < count)
-        queue_.push(op, push_ids_.data() + own, static_cast<uint32_t>(count - own), chunk,
-                    position + static_cast<uint32_t>(own), wakes_workers(count - own));
+      if (own < queued)
+        queue_.push(op, push_ids_.data() + own, static_cast<uint32_t>(queued - own), chunk,
+                    position + static_cast<uint32_t>(own), wakes_workers(queued - own));
       return;
     }
     queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), chunk, position, wakes_workers(count));
+  }
+
+  // How many of a sync step's envs (the last ones) go to the split tail
+  // (NOTE [Split tail]): two per thread, leaving at least one queued env per
+  // thread so the push still wakes the workers; none where the family cannot
+  // split its steps, or when one of them would reset instead of stepping.
+  size_t split_tail_size(size_t count) const {
+    if (substeps_ < 2) return 0;
+    const size_t threads = options_.num_threads;
+    if (count < 2 * threads) return 0;
+    const size_t held = std::min(2 * threads, count - threads);
+    if (options_.autoreset == Autoreset::kNextStep)
+      for (size_t i = count - held; i < count; ++i)
+        if (slots_[push_ids_[i]]->episode_over) return 0;
+    return held;
+  }
+
+  // Any thread: one piece of the split tail, if one is free. The holder of an
+  // env's last substep runs its step, which writes the row.
+  // `self`: 0 for the caller, 1 + i for worker i.
+  bool run_tail_piece(int32_t self) {
+    if constexpr (!kCanSplit) return false;
+    if (substeps_ < 2) return false;
+    const SplitTail::Piece piece = tail_.take(self);
+    if (piece.entry < 0) return false;
+    // The entry is finished before the row is counted: once every row is in,
+    // the caller may arm the entries again for its next step.
+    if (piece.last) {
+      tail_.finish(piece);
+      WorkItem item;
+      item.first_env = piece.env;
+      item.count = 1;
+      run(item, queue_);
+      return true;
+    }
+    try {
+      if constexpr (kCanSplit) slots_[piece.env]->env.advance(action_for(piece.env));
+      tail_.put_back(piece);
+    } catch (const std::exception& error) {
+      capture_error(piece.env, error.what());
+      tail_.finish(piece);
+      skip_row(piece.env);
+    }
+    return true;
+  }
+
+  // The row of an env whose step failed before it could run: counted, so the
+  // caller's wait ends and raises the captured error.
+  void skip_row(int32_t env_id) {
+    const size_t block = ring_.block_of(ring_.claim_rows(1));
+    *reinterpret_cast<int64_t*>(ring_.targets(block).at(kEnvId, static_cast<size_t>(env_id))) = env_id;
+    ring_.filled(block).add(1, ring_.target());
   }
 
   // Acquires one item's unit for a worker (shared queue first) or the caller
@@ -503,13 +567,17 @@ class Executor final : public ExecutorBase {
         polls = 0;
         continue;
       }
+      if (caller_is_worker_ && run_tail_piece(/*self=*/0)) {
+        polls = 0;
+        continue;
+      }
       if (++polls < spin_polls) {
         TORCHPOOL_PAUSE();
         continue;
       }
       if (caller_is_worker_ && !spun_for_last_items) {
-        spun_for_last_items = true;
-        spin_for_last_items(counter, target);
+        // A tail env put back meanwhile sends the caller round again, free to spin once more.
+        spun_for_last_items = !spin_for_last_items(counter, target);
         continue;
       }
       counter.sleep(target, 20000);
@@ -525,13 +593,16 @@ class Executor final : public ExecutorBase {
   // could use this core. Sync, 8 envs on 2 cores, interleaved A/B runs in one
   // process: HalfCheetah-v5 +15% (20 of 20 pairs), Pong-v5 and Humanoid-v5
   // +4%, Ant-v5 +2%. Bounded, so a stuck env still lets the caller sleep (Ctrl-C).
-  void spin_for_last_items(FillCounter& counter, int32_t target) const {
+  // True when it stopped for a piece of the split tail to take.
+  bool spin_for_last_items(FillCounter& counter, int32_t target) const {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::nanoseconds(static_cast<int64_t>(std::min(2.0 * spec_.step_cost_ns, 5e6)));
     while (!counter.reached(target)) {
       for (int i = 0; i < 64; ++i) TORCHPOOL_PAUSE();
-      if (std::chrono::steady_clock::now() > deadline) return;
+      if (substeps_ >= 2 && tail_.has_work()) return true;
+      if (std::chrono::steady_clock::now() > deadline) return false;
     }
+    return false;
   }
 
   void raise_captured_errors() {
@@ -572,14 +643,15 @@ class Executor final : public ExecutorBase {
   // queue is empty, NOTE [The caller's own envs]), then sleeps on the shared
   // one. close() wakes sleepers with units that carry no item: check stopping
   // before claiming.
-  void work() {
+  void work(int32_t self) {
     auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
     const SpinPolicy no_spin{0};
     while (true) {
       ActionQueue* from = nullptr;
       for (int32_t i = 0; i < options_.spin.polls; ++i) {
         if ((from = try_acquire_item(/*caller=*/false)) != nullptr) break;
-        TORCHPOOL_PAUSE();
+        if (run_tail_piece(self)) i = 0;
+        else TORCHPOOL_PAUSE();
       }
       // Spin again for the caller's next call, or for an item queued meanwhile.
       if (from == nullptr && caller_is_worker_ && waited_out_caller()) continue;
@@ -613,6 +685,7 @@ class Executor final : public ExecutorBase {
     while (caller_waiting_.load(std::memory_order_relaxed)) {
       for (int i = 0; i < 16; ++i) {
         if (queue_.available().has_units() || caller_queue_.available().has_units()) return true;
+        if (substeps_ >= 2 && tail_.has_work()) return true;
         TORCHPOOL_PAUSE();
       }
       if (stopping_.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() > deadline) return false;
@@ -748,6 +821,8 @@ class Executor final : public ExecutorBase {
   ActionQueue queue_;
   ActionQueue caller_queue_;  // NOTE [The caller's own envs]
   OutputRing ring_;
+  SplitTail tail_;  // NOTE [Split tail]
+  int32_t substeps_ = 0;  // > 1 where sync steps hold back a split tail
   std::vector<std::unique_ptr<Slot>> slots_;
   // Caller-only bookkeeping: 1 while an env's result is not yet received.
   std::vector<uint8_t> in_flight_;

@@ -68,10 +68,8 @@ class Ant : public MujocoEnv {
   // AntEnv.step.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
     const mjData& data = sim_.data();
-    const double* body_xpos = data.xpos + 3 * model_.main_body;  // main_body's x, y
     double velocity[2];
-    if (!step_forward(action, out, [body_xpos](double* xy) { std::copy_n(body_xpos, 2, xy); }, velocity))
-      return unstable_step();
+    if (!step_forward(action, out, velocity)) return unstable_step();
     const double x_velocity = velocity[0], y_velocity = velocity[1];
 
     // AntEnv._get_rew.
@@ -93,6 +91,9 @@ class Ant : public MujocoEnv {
   }
 
  private:
+  // AntEnv.step's xy_position: main_body's xpos x, y.
+  void forward_position(double* xy) const override { std::copy_n(sim_.data().xpos + 3 * model_.main_body, 2, xy); }
+
   // AntEnv.is_healthy: the state is finite and min_z <= z <= max_z (inclusive, unlike the other tasks).
   bool is_healthy() const {
     const mjData& data = sim_.data();

@@ -96,7 +96,7 @@ class Humanoid : public MujocoEnv {
   // HumanoidEnv.step.
   StepResult step(const Action& action, Rng&, StepOutput& out) {
     double velocity[2];  // of the mass centre
-    if (!step_forward(action, out, [this](double* xy) { mass_center(xy); }, velocity)) return unstable_step();
+    if (!step_forward(action, out, velocity)) return unstable_step();
     const double x_velocity = velocity[0], y_velocity = velocity[1];
     const mjData& data = sim_.data();
 
@@ -127,7 +127,7 @@ class Humanoid : public MujocoEnv {
 
   // humanoid_v5.py's mass_center: einsum("b,bj->j", body_mass, xipos) (a
   // plain loop over bodies, as einsum sums) over body_mass.sum(); x and y.
-  void mass_center(double* xy) const {
+  void forward_position(double* xy) const override {
     const mjModel& model = sim_.model();
     const mjData& data = sim_.data();
     for (int axis = 0; axis < 2; ++axis) {

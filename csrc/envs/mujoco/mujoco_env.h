@@ -272,10 +272,17 @@ class Simulation {
   // clipping: MuJoCo clamps ctrl to ctrlrange inside the step, while the
   // reward's control cost sees the action as given), mj_step frame_skip
   // times, then mj_rnePostConstraint so cfrc_ext and friends are current.
-  void do_simulation(const double* ctrl, int frame_skip) {
+  // `done`: how many of the mj_steps advance() already ran, with the same ctrl.
+  void do_simulation(const double* ctrl, int frame_skip, int done = 0) {
     std::copy(ctrl, ctrl + model_->nu, data_->ctrl);
-    for (int i = 0; i < frame_skip; ++i) mj_step(model_, data_.get());
+    for (int i = done; i < frame_skip; ++i) mj_step(model_, data_.get());
     mj_rnePostConstraint(model_, data_.get());
+  }
+
+  // One mj_step of do_simulation ahead of it (NOTE [Split tail] in core/split_tail.h).
+  void advance(const double* ctrl) {
+    std::copy(ctrl, ctrl + model_->nu, data_->ctrl);
+    mj_step(model_, data_.get());
   }
 
   // Whether MuJoCo reset a bad state during this episode (warnings are
@@ -322,6 +329,17 @@ class MujocoEnv {
   size_t state_size() const { return sim_.state_size(); }
   void get_state(double* out) const { sim_.get_state(out); }
   void set_state(const double* state) { sim_.set_state(state); }
+
+  // A step is frame_skip mj_steps; advance() runs the next of them ahead of
+  // step(), which runs the rest (NOTE [Split tail] in core/split_tail.h). The
+  // first one records the position a velocity reward starts from, as step()
+  // would have before its do_simulation.
+  int substeps() const { return model_base_.frame_skip; }
+  void advance(const Action& action) {
+    if (advanced_ == 0) forward_position(position_before_);
+    sim_.advance(action.values);
+    ++advanced_;
+  }
 
  protected:
   // The task's float64 info extras (`info_extras`, as passed to
@@ -371,6 +389,7 @@ class MujocoEnv {
   // MujocoEnv.reset with the state in qpos_/qvel_: mj_resetData +
   // set_state, then the first observation.
   void begin_episode(StepOutput& out) {
+    advanced_ = 0;
     sim_.reset(qpos_.data(), qvel_.data());
     write_observation();
     publish(out);
@@ -379,30 +398,38 @@ class MujocoEnv {
   // The step prologue: do_simulation(action, frame_skip), the candidate
   // observation, publish(). False when the step diverged.
   bool simulate(const Action& action, StepOutput& out) {
-    sim_.do_simulation(action.values, model_base_.frame_skip);
+    do_simulation(action);
     write_observation();
     return publish(out);
   }
 
-  // simulate() for tasks rewarded by a velocity: `position(double* p)`
-  // writes N coordinates (e.g. qpos[0], a body's xpos, the mass centre),
-  // read before and after do_simulation; velocity[k] = (after[k] -
-  // before[k]) / dt, as every task's step computes it.
-  template <size_t N, class Position>
-  bool step_forward(const Action& action, StepOutput& out, Position position, double (&velocity)[N]) {
-    double before[N], after[N];
-    position(before);
-    sim_.do_simulation(action.values, model_base_.frame_skip);
-    position(after);
+  // simulate() for tasks rewarded by a velocity: forward_position() read
+  // before and after do_simulation; velocity[k] = (after[k] - before[k]) /
+  // dt for its first N coordinates, as every task's step computes it.
+  template <size_t N>
+  bool step_forward(const Action& action, StepOutput& out, double (&velocity)[N]) {
+    static_assert(N <= kPositionSize);
+    double before[kPositionSize], after[kPositionSize];
+    if (advanced_ == 0) forward_position(before);
+    else std::copy_n(position_before_, kPositionSize, before);
+    do_simulation(action);
+    forward_position(after);
     for (size_t k = 0; k < N; ++k) velocity[k] = (after[k] - before[k]) / model_base_.dt;
     write_observation();
     return publish(out);
   }
 
-  // step_forward() of the leading N qpos (the free x, or x and y, slides).
-  template <size_t N>
-  bool step_forward(const Action& action, StepOutput& out, double (&velocity)[N]) {
-    return step_forward(action, out, [this](double* p) { std::copy_n(sim_.data().qpos, N, p); }, velocity);
+  // The coordinates a task's velocity is taken of (e.g. a body's xpos, the
+  // mass centre); by default the leading qpos (the free x, or x and y, slides).
+  static constexpr size_t kPositionSize = 2;
+  virtual void forward_position(double* p) const {
+    const mjData& data = sim_.data();
+    for (size_t k = 0; k < kPositionSize; ++k) p[k] = static_cast<int>(k) < model_base_.nq() ? data.qpos[k] : 0.0;
+  }
+
+  void do_simulation(const Action& action) {
+    sim_.do_simulation(action.values, model_base_.frame_skip, advanced_);
+    advanced_ = 0;
   }
 
   // Writes next_observation() if the step kept the simulation sane; otherwise
@@ -448,6 +475,8 @@ class MujocoEnv {
   std::vector<double> observation_;       // the last published (finite) observation
   std::vector<double> next_observation_;  // the candidate of the step in progress
   std::vector<size_t> info_extra_sizes_;  // elements of each info extra
+  int advanced_ = 0;                      // mj_steps of the coming step advance() ran
+  double position_before_[kPositionSize] = {};
 };
 
 }  // namespace torchpool::mujoco
