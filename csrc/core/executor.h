@@ -486,30 +486,35 @@ class Executor final : public ExecutorBase {
   // env's last substep runs its step, which writes the row.
   // `self`: 0 for the caller, 1 + i for worker i.
   bool run_tail_piece(int32_t self) {
-    if constexpr (!kCanSplit) return false;
-    if (substeps_ < 2) return false;
-    const SplitTail::Piece piece = tail_.take(self);
-    if (piece.entry < 0) return false;
-    // The entry is finished before the row is counted: once every row is in,
-    // the caller may arm the entries again for its next step.
-    if (piece.last) {
-      tail_.finish(piece);
-      WorkItem item;
-      item.first_env = piece.env;
-      item.count = 1;
-      run(item, queue_);
+    if constexpr (!kCanSplit) {
+      return false;
+    } else {
+      if (substeps_ < 2) return false;
+      const SplitTail::Piece piece = tail_.take(self);
+      if (piece.entry < 0) return false;
+      // The entry is finished before the row is counted: once every row is in,
+      // the caller may arm the entries again for its next step.
+      if (piece.last) {
+        tail_.finish(piece);
+        WorkItem item;
+        item.first_env = piece.env;
+        item.count = 1;
+        run(item, queue_);
+        return true;
+      }
+      try {
+        slots_[piece.env]->env.advance(action_for(piece.env));
+        tail_.put_back(piece);
+      } catch (const std::exception& error) {
+        capture_error(piece.env, error.what());
+        tail_.finish(piece);
+        skip_row(piece.env);
+      }
       return true;
     }
-    try {
-      if constexpr (kCanSplit) slots_[piece.env]->env.advance(action_for(piece.env));
-      tail_.put_back(piece);
-    } catch (const std::exception& error) {
-      capture_error(piece.env, error.what());
-      tail_.finish(piece);
-      skip_row(piece.env);
-    }
-    return true;
   }
+
+  bool tail_has_work() const { return substeps_ >= 2 && tail_.has_work(); }
 
   // The row of an env whose step failed before it could run: counted, so the
   // caller's wait ends and raises the captured error.
@@ -599,7 +604,7 @@ class Executor final : public ExecutorBase {
                           std::chrono::nanoseconds(static_cast<int64_t>(std::min(2.0 * spec_.step_cost_ns, 5e6)));
     while (!counter.reached(target)) {
       for (int i = 0; i < 64; ++i) TORCHPOOL_PAUSE();
-      if (substeps_ >= 2 && tail_.has_work()) return true;
+      if (tail_has_work()) return true;
       if (std::chrono::steady_clock::now() > deadline) return false;
     }
     return false;
@@ -685,7 +690,7 @@ class Executor final : public ExecutorBase {
     while (caller_waiting_.load(std::memory_order_relaxed)) {
       for (int i = 0; i < 16; ++i) {
         if (queue_.available().has_units() || caller_queue_.available().has_units()) return true;
-        if (substeps_ >= 2 && tail_.has_work()) return true;
+        if (tail_has_work()) return true;
         TORCHPOOL_PAUSE();
       }
       if (stopping_.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() > deadline) return false;

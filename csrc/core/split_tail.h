@@ -33,7 +33,7 @@ class SplitTail {
  public:
   static constexpr int32_t kHeld = 1 << 30;
 
-  explicit SplitTail(size_t capacity) : capacity_(capacity), entries_(new Entry[capacity]) {}
+  explicit SplitTail(size_t capacity) : entries_(new Entry[capacity]) {}
 
   struct Piece {
     int32_t entry = -1;  // -1: nothing to take now
@@ -75,7 +75,8 @@ class SplitTail {
     while (true) {
       int32_t best = -1, best_left = 0, best_score = 0;
       for (int32_t i = 0; i < count; ++i) {
-        const int32_t left = entries_[i].left.load(std::memory_order_relaxed);
+        // acquire: an entry armed meanwhile shows its `home` (written before `left`).
+        const int32_t left = entries_[i].left.load(std::memory_order_acquire);
         if (left <= 0 || (left & kHeld)) continue;
         const int32_t score = left + (entries_[i].home == self ? 1 : 0);
         if (score > best_score) best = i, best_left = left, best_score = score;
@@ -98,8 +99,6 @@ class SplitTail {
   // row (or before counting the row of an env given up on an error).
   void finish(const Piece& piece) { entries_[piece.entry].left.store(0, std::memory_order_release); }
 
-  size_t capacity() const { return capacity_; }
-
  private:
   struct Entry {
     std::atomic<int32_t> left{0};
@@ -107,7 +106,6 @@ class SplitTail {
     int32_t home = 0;
   };
 
-  const size_t capacity_;
   std::unique_ptr<Entry[]> entries_;
   std::atomic<int32_t> armed_count_{0};
 };

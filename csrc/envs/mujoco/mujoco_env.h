@@ -409,12 +409,11 @@ class MujocoEnv {
   template <size_t N>
   bool step_forward(const Action& action, StepOutput& out, double (&velocity)[N]) {
     static_assert(N <= kPositionSize);
-    double before[kPositionSize], after[kPositionSize];
-    if (advanced_ == 0) forward_position(before);
-    else std::copy_n(position_before_, kPositionSize, before);
+    if (advanced_ == 0) forward_position(position_before_);  // else advance() read it before its first mj_step
+    double after[kPositionSize];
     do_simulation(action);
     forward_position(after);
-    for (size_t k = 0; k < N; ++k) velocity[k] = (after[k] - before[k]) / model_base_.dt;
+    for (size_t k = 0; k < N; ++k) velocity[k] = (after[k] - position_before_[k]) / model_base_.dt;
     write_observation();
     return publish(out);
   }
