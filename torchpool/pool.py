@@ -191,10 +191,9 @@ class Pool:
         discrete = isinstance(self.action_spec, DiscreteSpec)
         self._action_dtypes = _DISCRETE_ACTION_DTYPES if discrete else _CONTINUOUS_ACTION_DTYPES
         self._action_shape = self.action_spec.shape
-        self._full_action_shape = torch.Size((num_envs, *self._action_shape))
         # Expected action shapes by count: building a torch.Size costs ~0.25 us
         # a send(), ~4% of an async recv()/send() round trip on a cheap env.
-        self._action_shapes = {num_envs: self._full_action_shape}
+        self._action_shapes = {num_envs: torch.Size((num_envs, *self._action_shape))}
         _live_pools.add(self)
 
     # ---- public API ---------------------------------------------------------
