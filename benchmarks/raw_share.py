@@ -14,8 +14,10 @@ seconds (two runs of atari.py 10 minutes apart: 87% and 72% for the same
 code), so those ratios scatter. Here one long-lived pool per case alternates
 with the raw measurement in short slices (--slice-seconds), --rounds times,
 the order flipping every round; each round is one ratio, and the table gives
-their median and quartiles. The pool is warmed up first (--warmup-seconds),
-so episodes are desynchronised as in a long training run.
+their median and quartiles. The cases take turns within each round, so a slow
+stretch of the VM (minutes long at times) spreads over every case. Each pool is
+warmed up first (--warmup-seconds), so episodes are desynchronised as in a
+long training run.
 
 Raw limit, as in those benchmarks: Pong-v5, cores x one thread's frames/s of
 bare ALE emulation (``_core.atari_emulation_rate``) / frame_skip; MuJoCo,
@@ -49,6 +51,7 @@ import atari
 import mujoco_tasks
 import torchpool
 from torchpool import _core, bench, registry
+from tqdm import tqdm
 
 BEGIN, END = "<!-- raw_share:begin -->", "<!-- raw_share:end -->"
 TARGETS = {"atari": 0.85, "mujoco": 0.90}
@@ -165,25 +168,40 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
     return q1, q2, q3
 
 
-def measure(case: Case, raw: RawLimit, rounds: int, slice_seconds: float, warmup_seconds: float) -> list[Round]:
-    """Rounds of four slices (pool, one-thread pool, raw one thread, raw all cores), order reversed every round."""
-    stepper, one_thread = Stepper(case), Stepper(case, num_threads=1)
+def measure_all(cases: list[Case], raw: RawLimit, rounds: int, slice_seconds: float,
+                warmup_seconds: float) -> dict[Case, list[Round]]:
+    """Rounds over every case: each round times every case's four slices (pool, one-thread pool, raw one
+    thread, raw all cores), the order of the slices reversed every round.
+
+    The cases take turns within each round instead of running one after another, so a stretch where this VM
+    runs slow (it comes for minutes at a time) spreads over every case's rounds instead of landing on one case
+    (three runs one after another put all of HalfCheetah-v5's rounds in such a stretch)."""
+    from tqdm import tqdm
+
+    steppers: dict[Case, tuple[Stepper, Stepper]] = {}
     try:
-        stepper.steps_per_s(warmup_seconds)
-        one_thread.steps_per_s(warmup_seconds)
-        slices = {"pool": lambda: stepper.steps_per_s(slice_seconds),
-                  "pool_one_thread": lambda: one_thread.steps_per_s(slice_seconds),
-                  "raw_one": lambda: raw.one(case.env_id, slice_seconds),
-                  "raw_together": lambda: raw.together(case.env_id, slice_seconds)}
-        results = []
-        for index in range(rounds):
-            order = list(slices) if index % 2 == 0 else list(reversed(slices))
-            rates = {name: slices[name]() for name in order}
-            results.append(Round(**rates, cores=raw.cores))
+        for case in cases:  # every pool lives through the run; idle ones' workers sleep
+            steppers[case] = (Stepper(case), Stepper(case, num_threads=1))
+            for stepper in steppers[case]:
+                stepper.steps_per_s(warmup_seconds)
+        results: dict[Case, list[Round]] = {case: [] for case in cases}
+        with tqdm(total=rounds * len(cases), desc="rounds x cases", unit="case") as progress:
+            for index in range(rounds):
+                for case in cases:
+                    stepper, one_thread = steppers[case]
+                    slices = {"pool": lambda: stepper.steps_per_s(slice_seconds),
+                              "pool_one_thread": lambda: one_thread.steps_per_s(slice_seconds),
+                              "raw_one": lambda: raw.one(case.env_id, slice_seconds),
+                              "raw_together": lambda: raw.together(case.env_id, slice_seconds)}
+                    order = list(slices) if index % 2 == 0 else list(reversed(slices))
+                    rates = {name: slices[name]() for name in order}
+                    results[case].append(Round(**rates, cores=raw.cores))
+                    progress.update()
         return results
     finally:
-        stepper.close()
-        one_thread.close()
+        for pair in steppers.values():
+            for stepper in pair:
+                stepper.close()
 
 
 def median_of(rounds: list[Round], measure_name: str) -> float:
@@ -255,14 +273,8 @@ def main() -> None:
 
     started = time.perf_counter()
     cases = make_cases(args.env_ids)
-    results: dict[Case, list[Round]] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        raw = RawLimit(Path(scratch))
-        for index, case in enumerate(cases, 1):
-            results[case] = measure(case, raw, args.rounds, args.slice_seconds, args.warmup_seconds)
-            q1, median, q3 = quartiles([r.share for r in results[case]])
-            print(f"  [{index}/{len(cases)}] {case.label}: {median:.0%} of the raw limit "
-                  f"(quartiles {q1:.0%} - {q3:.0%})", flush=True)
+        results = measure_all(cases, RawLimit(Path(scratch)), args.rounds, args.slice_seconds, args.warmup_seconds)
     minutes = (time.perf_counter() - started) / 60
     lines = table(results)
     print("\n".join(lines))
@@ -286,7 +298,8 @@ def main() -> None:
         f"- Software: {info['versions']}",
         f"- Command: `python benchmarks/raw_share.py` ({minutes:.1f} min)",
         f"- Settings: {args.rounds} rounds per case of four {args.slice_seconds:g} s slices (pool, one-thread pool, "
-        "raw one thread, raw all cores at once; order reversed every round), "
+        "raw one thread, raw all cores at once; order reversed every round; the cases take turns within each "
+        "round), "
         f"after {args.warmup_seconds:g} s of warm-up; pool defaults (threads = cores); actions drawn before the "
         "loop (uniform in [-1, 1], or random action indices); sync steps all envs per call, async sends/receives "
         "`batch`. Raw limit as in `atari.py` (ALE emulation) and `mujoco_tasks.py` (`mj_step` on the task's "
