@@ -176,8 +176,6 @@ def measure_all(cases: list[Case], raw: RawLimit, rounds: int, slice_seconds: fl
     The cases take turns within each round instead of running one after another, so a stretch where this VM
     runs slow (it comes for minutes at a time) spreads over every case's rounds instead of landing on one case
     (three runs one after another put all of HalfCheetah-v5's rounds in such a stretch)."""
-    from tqdm import tqdm
-
     steppers: dict[Case, tuple[Stepper, Stepper]] = {}
     try:
         for case in cases:  # every pool lives through the run; idle ones' workers sleep
