@@ -58,8 +58,7 @@ class SplitTail {
   bool has_work() const {
     const int32_t count = armed_count_.load(std::memory_order_acquire);
     for (int32_t i = 0; i < count; ++i) {
-      const int32_t left = entries_[i].left.load(std::memory_order_relaxed);
-      if (left > 0 && !(left & kHeld)) return true;
+      if (takeable(entries_[i].left.load(std::memory_order_relaxed))) return true;
     }
     return false;
   }
@@ -77,7 +76,7 @@ class SplitTail {
       for (int32_t i = 0; i < count; ++i) {
         // acquire: an entry armed meanwhile shows its `home` (written before `left`).
         const int32_t left = entries_[i].left.load(std::memory_order_acquire);
-        if (left <= 0 || (left & kHeld)) continue;
+        if (!takeable(left)) continue;
         const int32_t score = left + (entries_[i].home == self ? 1 : 0);
         if (score > best_score) best = i, best_left = left, best_score = score;
       }
@@ -100,6 +99,9 @@ class SplitTail {
   void finish(const Piece& piece) { entries_[piece.entry].left.store(0, std::memory_order_release); }
 
  private:
+  // Substeps left and no thread holding the entry.
+  static bool takeable(int32_t left) { return left > 0 && !(left & kHeld); }
+
   struct Entry {
     std::atomic<int32_t> left{0};
     int32_t env = -1;  // env and home: written by arm() before `left`

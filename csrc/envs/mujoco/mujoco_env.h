@@ -337,7 +337,14 @@ class MujocoEnv {
   int substeps() const { return model_base_.frame_skip; }
   void advance(const Action& action) {
     if (advanced_ == 0) forward_position(position_before_);
-    sim_.advance(action.values);
+    // After an error (mju_error raised) the env's next step starts afresh,
+    // as it does after an error inside an unsplit step.
+    try {
+      sim_.advance(action.values);
+    } catch (...) {
+      advanced_ = 0;
+      throw;
+    }
     ++advanced_;
   }
 
@@ -427,8 +434,7 @@ class MujocoEnv {
   }
 
   void do_simulation(const Action& action) {
-    sim_.do_simulation(action.values, model_base_.frame_skip, advanced_);
-    advanced_ = 0;
+    sim_.do_simulation(action.values, model_base_.frame_skip, std::exchange(advanced_, 0));
   }
 
   // Writes next_observation() if the step kept the simulation sane; otherwise
