@@ -337,15 +337,11 @@ class MujocoEnv {
   int substeps() const { return model_base_.frame_skip; }
   void advance(const Action& action) {
     if (advanced_ == 0) forward_position(position_before_);
-    // After an error (mju_error raised) the env's next step starts afresh,
-    // as it does after an error inside an unsplit step.
-    try {
-      sim_.advance(action.values);
-    } catch (...) {
-      advanced_ = 0;
-      throw;
-    }
-    ++advanced_;
+    // Zero while the mj_step runs: after an error (mju_error raised) the
+    // env's next step starts afresh, as after an error in an unsplit step.
+    const int advanced = std::exchange(advanced_, 0);
+    sim_.advance(action.values);
+    advanced_ = advanced + 1;
   }
 
  protected:
