@@ -4,7 +4,19 @@
 // each family's name to a factory of Executor<Env>. Python (torchpool/pool.py)
 // owns all memory and passes raw addresses; the GIL is released whenever C++
 // waits, and reacquired only to poll for Ctrl-C.
+//
+// PoolCore wraps an executor with what only the Python boundary needs: the
+// owner object of each block (kept alive while the executor writes there, and
+// handed back by the very call that filled it, so Python never pairs a block
+// with a stale buffer after an interrupt), a guard against two Python threads
+// in one pool, and a guard against use after fork().
+#include <atomic>
 #include <cstring>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#include <unistd.h>
+#endif
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -89,6 +101,12 @@ Config to_config(const py::dict& kwargs) {
   return config;
 }
 
+// Bumped in the child of every fork(): a pool made under another value was
+// inherited, and its worker threads exist only in the parent.
+std::atomic<uint64_t> fork_generation{0};
+
+py::object env_error_factory;  // torchpool.errors._from_core, set at import
+
 // Polls for Ctrl-C while C++ sleeps with the GIL released.
 void check_signals() {
   py::gil_scoped_acquire gil;
@@ -126,67 +144,210 @@ py::dict spec_to_dict(const EnvSpec& spec) {
   return result;
 }
 
+
+class PoolCore {
+ public:
+  explicit PoolCore(std::unique_ptr<ExecutorBase> executor)
+      : executor_(std::move(executor)), owners_(executor_->options().num_blocks, py::none()),
+        generation_(fork_generation.load()) {
+#if defined(__unix__) || defined(__APPLE__)
+    pid_ = static_cast<int64_t>(getpid());
+#endif
+  }
+
+  ~PoolCore() {
+    if (inherited()) executor_->forget_threads();
+    py::gil_scoped_release release;  // joining needs no Python
+    executor_.reset();
+  }
+
+  ExecutorBase& executor() { return *executor_; }
+
+  // Entered by every call that drives the pool.
+  class Call {
+   public:
+    Call(PoolCore& core, const char* name) : core_(core) {
+      if (core.inherited())
+        throw std::runtime_error(
+            std::string("Pool.") + name + "(): this pool was made in process " + std::to_string(core.pid_) +
+            " and reached this one through fork(); its worker threads exist only there. Make the pool in the "
+            "child process (after the fork), or start workers with the 'spawn' method "
+            "(multiprocessing.get_context('spawn'), DataLoader(multiprocessing_context='spawn')).");
+      if (core.busy_ != nullptr)
+        throw std::runtime_error(std::string("Pool.") + name + "() was called while another thread is inside Pool." +
+                                 core.busy_ + "(): a pool is driven by one thread at a time (give each thread its "
+                                 "own pool, or hold a lock around its calls)");
+      core.busy_ = name;  // the GIL is held here and when it is cleared
+    }
+    ~Call() { core_.busy_ = nullptr; }
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+
+   private:
+    PoolCore& core_;
+  };
+
+  bool inherited() const { return generation_ != fork_generation.load(std::memory_order_relaxed); }
+
+  void set_block(size_t block, uintptr_t base, py::object owner) {
+    Call call(*this, "set_block");
+    check_block(block);
+    executor_->set_block(block, reinterpret_cast<uint8_t*>(base));
+    owners_[block] = std::move(owner);
+  }
+
+  // table: int64 [fields, 2] of (address, row stride in bytes), in block_layout() order.
+  void set_block_targets(size_t block, uintptr_t table, py::object owner) {
+    Call call(*this, "set_block_targets");
+    check_block(block);
+    const auto* entries = reinterpret_cast<const int64_t*>(table);
+    FieldTargets targets;
+    for (size_t i = 0; i < executor_->block_layout().fields().size(); ++i) {
+      targets.address[i] = reinterpret_cast<uint8_t*>(entries[2 * i]);
+      targets.row_stride[i] = static_cast<size_t>(entries[2 * i + 1]);
+    }
+    executor_->set_block_targets(block, targets);
+    owners_[block] = std::move(owner);
+  }
+
+  void set_reset_buffer(uintptr_t base, py::object owner) {
+    Call call(*this, "set_reset_buffer");
+    executor_->set_reset_buffer(reinterpret_cast<uint8_t*>(base));
+    reset_owner_ = std::move(owner);
+  }
+
+  py::object owner(size_t block) const {
+    check_block(block);
+    return owners_[block];
+  }
+  py::object reset_owner() const { return reset_owner_; }
+
+  void send(uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
+    Call call(*this, "send");
+    executor_->send(address<void>(actions), static_cast<Dtype>(dtype), address<int64_t>(ids), count);
+  }
+
+  // send() to every env, then wait — the sync step in one call; returns the
+  // owner of the block that holds the batch. record != 0: the actions, once
+  // accepted, are also copied there (torchpool.stream's rollout action row).
+  py::object step(uintptr_t actions, int dtype, uintptr_t record) {
+    Call call(*this, "step");
+    return owner_of(guarded([&] {
+      py::gil_scoped_release release;
+      return executor_->step(address<void>(actions), static_cast<Dtype>(dtype), reinterpret_cast<void*>(record),
+                             check_signals);
+    }));
+  }
+
+  py::object recv() {
+    Call call(*this, "recv");
+    return owner_of(guarded([&] {
+      py::gil_scoped_release release;
+      return executor_->recv(check_signals);
+    }));
+  }
+
+  void async_reset(uintptr_t ids, size_t count) {
+    Call call(*this, "async_reset");
+    executor_->async_reset(address<int64_t>(ids), count);
+  }
+
+  py::object reset(uintptr_t ids, size_t count, uintptr_t seeds) {
+    Call call(*this, "reset");
+    guarded([&] {
+      py::gil_scoped_release release;
+      executor_->reset(address<int64_t>(ids), count, address<uint64_t>(seeds), check_signals);
+      return size_t{0};
+    });
+    return reset_owner_;
+  }
+
+  std::vector<double> get_state(size_t env_id) {
+    Call call(*this, "get_state");
+    return executor_->get_state(env_id);
+  }
+
+  void set_state(size_t env_id, const std::vector<double>& state) {
+    Call call(*this, "set_state");
+    executor_->set_state(env_id, state);
+  }
+
+  void close() {
+    if (inherited()) {
+      executor_->forget_threads();
+      return;
+    }
+    Call call(*this, "close");
+    py::gil_scoped_release release;
+    executor_->close();
+  }
+
+ private:
+  void check_block(size_t block) const {
+    if (block >= owners_.size()) throw InputError("block " + std::to_string(block) + " is out of range");
+  }
+
+  py::object owner_of(size_t block) const { return owners_[block]; }
+
+  // Runs f, turning an EnvFailure into torchpool.EnvError with its batch.
+  template <class F>
+  size_t guarded(F&& f) {
+    try {
+      return f();
+    } catch (const EnvFailure& failure) {
+      const bool reset = failure.block == EnvFailure::kResetBatch;
+      py::object error = env_error_factory(failure.env_ids, failure.messages,
+                                           reset ? reset_owner_ : owners_[failure.block], failure.rows, reset);
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+      throw py::error_already_set();
+    }
+  }
+
+  std::unique_ptr<ExecutorBase> executor_;
+  std::vector<py::object> owners_;
+  py::object reset_owner_ = py::none();
+  const char* busy_ = nullptr;  // the call a thread is in; read and written with the GIL held
+  uint64_t generation_;
+  int64_t pid_ = 0;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "torchpool's C++ executor (internal; use torchpool.make)";
   py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+#if defined(__unix__) || defined(__APPLE__)
+  pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); });
+#endif
+  m.def("set_env_error_factory", [](py::object factory) { env_error_factory = std::move(factory); });
+  // The factory outlives every pool; drop it before the interpreter finalizes.
+  m.add_object("_cleanup", py::capsule([] { env_error_factory = py::object(); }));
 
-  py::class_<ExecutorBase>(m, "Executor")
-      .def("spec", [](const ExecutorBase& e) { return spec_to_dict(e.spec()); })
-      .def("block_layout", [](const ExecutorBase& e) { return layout_to_list(e.block_layout()); })
-      .def("reset_layout", [](const ExecutorBase& e) { return layout_to_list(e.reset_layout()); })
-      .def_property_readonly("block_bytes", [](const ExecutorBase& e) { return e.block_layout().bytes(); })
-      .def_property_readonly("reset_bytes", [](const ExecutorBase& e) { return e.reset_layout().bytes(); })
-      .def("set_block", [](ExecutorBase& e, size_t block, uintptr_t base) {
-        e.set_block(block, reinterpret_cast<uint8_t*>(base));
-      })
-      .def("set_reset_buffer", [](ExecutorBase& e, uintptr_t base) {
-        e.set_reset_buffer(reinterpret_cast<uint8_t*>(base));
-      })
-      .def("send", [](ExecutorBase& e, uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
-        e.send(address<void>(actions), static_cast<Dtype>(dtype), address<int64_t>(ids), count);
-      })
-      // table: int64 [fields, 2] of (address, row stride in bytes), in block_layout() order.
-      .def("set_block_targets", [](ExecutorBase& e, size_t block, uintptr_t table) {
-        const auto* entries = address<int64_t>(table);
-        FieldTargets targets;
-        for (size_t i = 0; i < e.block_layout().fields().size(); ++i) {
-          targets.address[i] = reinterpret_cast<uint8_t*>(entries[2 * i]);
-          targets.row_stride[i] = static_cast<size_t>(entries[2 * i + 1]);
-        }
-        e.set_block_targets(block, targets);
-      })
-      // send() to every env, then wait for `block` — the sync step in one call.
-      // record != 0: the actions, once accepted, are also copied there (a
-      // rollout's action row): torchpool.stream saves a torch copy per step.
-      .def("step", [](ExecutorBase& e, uintptr_t actions, int dtype, size_t block, uintptr_t record) {
-        e.send(address<void>(actions), static_cast<Dtype>(dtype), nullptr, e.options().num_envs);
-        if (record != 0)
-          std::memcpy(reinterpret_cast<void*>(record), reinterpret_cast<const void*>(actions),
-                      e.options().num_envs * e.spec().action.element_count() * dtype_size(static_cast<Dtype>(dtype)));
-        py::gil_scoped_release release;
-        e.wait_block(block, check_signals);
-      }, py::arg("actions"), py::arg("dtype"), py::arg("block"), py::arg("record") = 0)
-      .def("wait_block", [](ExecutorBase& e, size_t block) {
-        py::gil_scoped_release release;
-        e.wait_block(block, check_signals);
-      })
-      .def("async_reset", [](ExecutorBase& e, uintptr_t ids, size_t count) {
-        e.async_reset(address<int64_t>(ids), count);
-      })
-      .def("reset", [](ExecutorBase& e, uintptr_t ids, size_t count, uintptr_t seeds) {
-        py::gil_scoped_release release;
-        e.reset(address<int64_t>(ids), count, address<uint64_t>(seeds), check_signals);
-      })
-      .def("wakes_workers", &ExecutorBase::wakes_workers)
-      .def("worker_sleeps_in_calls", &ExecutorBase::worker_sleeps_in_calls)
-      .def("get_state", &ExecutorBase::get_state)
-      .def("set_state", &ExecutorBase::set_state)
-      .def("close", [](ExecutorBase& e) {
-        py::gil_scoped_release release;
-        e.close();
-      });
+  py::class_<PoolCore>(m, "Executor")
+      .def("spec", [](PoolCore& c) { return spec_to_dict(c.executor().spec()); })
+      .def("block_layout", [](PoolCore& c) { return layout_to_list(c.executor().block_layout()); })
+      .def("reset_layout", [](PoolCore& c) { return layout_to_list(c.executor().reset_layout()); })
+      .def_property_readonly("block_bytes", [](PoolCore& c) { return c.executor().block_layout().bytes(); })
+      .def_property_readonly("reset_bytes", [](PoolCore& c) { return c.executor().reset_layout().bytes(); })
+      .def_property_readonly("rows_sent", [](PoolCore& c) { return c.executor().rows_sent(); })
+      .def_property_readonly("rows_received", [](PoolCore& c) { return c.executor().rows_received(); })
+      .def_property_readonly("next_block", [](PoolCore& c) { return c.executor().next_block(); })
+      .def_property_readonly("inherited", &PoolCore::inherited)
+      .def("set_block", &PoolCore::set_block)
+      .def("set_block_targets", &PoolCore::set_block_targets)
+      .def("set_reset_buffer", &PoolCore::set_reset_buffer)
+      .def("owner", &PoolCore::owner)
+      .def("reset_owner", &PoolCore::reset_owner)
+      .def("send", &PoolCore::send)
+      .def("step", &PoolCore::step, py::arg("actions"), py::arg("dtype"), py::arg("record") = 0)
+      .def("recv", &PoolCore::recv)
+      .def("async_reset", &PoolCore::async_reset)
+      .def("reset", &PoolCore::reset)
+      .def("wakes_workers", [](PoolCore& c, size_t count) { return c.executor().wakes_workers(count); })
+      .def("worker_sleeps_in_calls", [](PoolCore& c) { return c.executor().worker_sleeps_in_calls(); })
+      .def("get_state", &PoolCore::get_state)
+      .def("set_state", &PoolCore::set_state)
+      .def("close", &PoolCore::close);
 
 #ifdef TORCHPOOL_WITH_ATARI
   m.def("atari_rom_supported", &atari::rom_supported, "whether ALE can run this ROM file (by its MD5)");
@@ -217,7 +378,7 @@ PYBIND11_MODULE(_core, m) {
         options.obs_dtype = static_cast<Dtype>(obs_dtype);
         options.max_episode_steps = max_episode_steps;
         options.spin.polls = spin_polls;
-        return it->second(to_config(kwargs), options);
+        return std::make_unique<PoolCore>(it->second(to_config(kwargs), options));
       },
       py::arg("family"), py::arg("kwargs"), py::arg("num_envs"), py::arg("batch_size"), py::arg("num_blocks"),
       py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seed"), py::arg("autoreset"),

@@ -192,10 +192,10 @@ def test_a_loop_that_drops_its_outputs_allocates_nothing():
         action = torch.ones(4, dtype=torch.int64)
         for _ in range(5):
             pool.step(action)
-        buffers = [block.data.data_ptr() for block in pool._blocks]
+        buffers = [block.data.data_ptr() for block in pool._home]
         for _ in range(50):
             pool.step(action)
-        assert [block.data.data_ptr() for block in pool._blocks] == buffers
+        assert [block.data.data_ptr() for block in pool._home] == buffers
 
 
 def test_reset_of_a_subset_returns_rows_in_the_order_given():
@@ -225,8 +225,16 @@ def test_worker_exception_is_raised_with_the_env_id_and_the_pool_keeps_working()
     with probe(num_envs=3, fail_at_step=2) as pool:
         pool.reset()
         pool.step(torch.zeros(3, dtype=torch.int64))
-        with pytest.raises(RuntimeError, match=r"env 0: probe failure at step 2(.|\n)*env 1: probe failure"):
+        with pytest.raises(torchpool.EnvError, match=r"env 0: probe failure at step 2(.|\n)*env 1: probe failure") as error:
             pool.step(torch.zeros(3, dtype=torch.int64))
+        assert error.value.env_ids == [0, 1, 2]
+        assert error.value.batch["truncated"].tolist() == [True, True, True]
+        # NOTE [Env failures]: the next step resets the failed envs (their action is ignored) ...
+        td = pool.step(torch.full((3,), 7, dtype=torch.int64))
+        assert td["observation"][:, 0].tolist() == [0.0, 0.0, 0.0]  # steps in the new episode
+        assert td["observation"][:, 2].tolist() == [2.0, 2.0, 2.0]  # resets so far
+        assert td["reward"].tolist() == [0.0, 0.0, 0.0]
+        # ... and the one after steps them again.
         td = pool.step(torch.zeros(3, dtype=torch.int64))
         assert td["observation"][:, 3].tolist() == [3.0, 3.0, 3.0]
 
@@ -440,8 +448,10 @@ def test_step_into_raises_a_worker_exception_and_the_pool_keeps_working():
         out = torch.empty(pool.output_nbytes, dtype=torch.uint8)
         action = torch.zeros(2, dtype=torch.int64)
         pool.step_into(action, out)
-        with pytest.raises(RuntimeError, match="probe failure at step 2"):
+        with pytest.raises(torchpool.EnvError, match="probe failure at step 2") as error:
             pool.step_into(action, out)
+        assert error.value.batch is out
+        assert pool.step(action)["observation"][:, 2].tolist() == [2.0, 2.0]  # the failed envs were reset
         assert pool.step(action)["observation"][:, 3].tolist() == [3.0, 3.0]
 
 
@@ -544,8 +554,9 @@ def test_recv_into_raises_a_worker_exception_and_the_pool_keeps_working():
         pool.send_into(action, out)
         pool.recv_into()
         pool.send_into(action, out)
-        with pytest.raises(RuntimeError, match="probe failure at step 2"):
+        with pytest.raises(torchpool.EnvError, match="probe failure at step 2"):
             pool.recv_into()
+        assert pool.step(action)["observation"][:, 2].tolist() == [2.0, 2.0]  # the failed envs were reset
         assert pool.step(action)["observation"][:, 3].tolist() == [3.0, 3.0]
 
 

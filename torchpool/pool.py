@@ -23,7 +23,6 @@ family's extras.
 from __future__ import annotations
 
 import atexit
-import os
 import weakref
 from collections.abc import Mapping
 from typing import Any, Sequence
@@ -32,23 +31,20 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-try:
-    from . import _core
-except ImportError as error:
-    # The extension links the libmujoco of the mujoco wheel it was built
-    # against (CMakeLists.txt); another mujoco version lacks that file.
-    if "libmujoco" not in str(error):
-        raise
-    raise ImportError(
-        f"torchpool's extension cannot load MuJoCo ({error}). It needs the mujoco version pinned in "
-        "torchpool's requirements, installed beside it: reinstall that version, or rebuild torchpool "
-        "against the installed one.") from error
-from . import registry
-from ._held import HeldWatch
-from .output_targets import OutputTargets
+from . import _mujoco_lib
+
+_mujoco_lib.load()
+from . import _core  # noqa: E402  (needs libmujoco loaded)
+from . import errors, registry  # noqa: E402
+from ._cpus import available_cpus  # noqa: E402
+from ._held import HeldWatch  # noqa: E402
+from .output_targets import OutputTargets  # noqa: E402
 from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec
 
 # Codes shared with csrc/core/spec.h (enum class Dtype).
+# Bad input, raised before anything is queued (a ValueError).
+InputError = _core.InputError
+
 _DTYPES = {0: torch.bool, 1: torch.uint8, 2: torch.int32, 3: torch.int64, 4: torch.float32, 5: torch.float64}
 _CODES = {dtype: code for code, dtype in _DTYPES.items()}
 _AUTORESET = {"same_step": 0, "next_step": 1, "disabled": 2}
@@ -60,6 +56,7 @@ _CONTINUOUS_ACTION_DTYPES = frozenset({torch.float32, torch.float64})
 DEFAULT_SPIN_POLLS = 2000
 
 _live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
+_core.set_env_error_factory(errors._from_core)
 
 
 @atexit.register
@@ -110,7 +107,8 @@ class Pool:
         num_envs: how many envs.
         batch_size: envs per ``recv()`` batch; ``None`` (default) is ``num_envs``
             (a sync pool). Smaller values make an async pool.
-        num_threads: worker threads; default ``min(os.cpu_count(), num_envs)``.
+        num_threads: worker threads; default ``min(CPUs this process may use, num_envs)``
+            (its affinity and cgroup quota, ``torchpool.available_cpus()``).
             The calling thread also runs queued work while it waits.
         seed: env ``i`` is seeded with ``seed + i`` (Gymnasium's convention).
         autoreset: ``"same_step"`` (default), ``"next_step"`` or ``"disabled"``.
@@ -121,6 +119,10 @@ class Pool:
         thread_affinity_offset: pin worker ``i`` to core ``offset + i``; ``-1``
             (default) leaves scheduling to the OS.
         spin_polls: how long waiters spin before sleeping (advanced).
+        pin_memory: allocate the output buffers in pinned memory (faster copies
+            to a GPU). Default off: a CPU-only process never touches CUDA.
+            ``torchpool.stream(device="cuda")`` and ``TorchPoolEnv(device="cuda")``
+            turn it on for the pools they make.
         **task_kwargs: the env's own kwargs (e.g. Pendulum's ``g``).
     """
 
@@ -136,6 +138,7 @@ class Pool:
         max_episode_steps: int | None = None,
         thread_affinity_offset: int = -1,
         spin_polls: int = DEFAULT_SPIN_POLLS,
+        pin_memory: bool | None = None,
         **task_kwargs: Any,
     ):
         self._core = None
@@ -146,7 +149,7 @@ class Pool:
         if batch_size > num_envs:
             raise ValueError(f"batch_size={batch_size} is larger than num_envs={num_envs}")
         if num_threads is None:
-            num_threads = min(os.cpu_count() or 1, num_envs)
+            num_threads = min(available_cpus(), num_envs)
         num_threads = _positive_int("num_threads", num_threads)
         if autoreset not in _AUTORESET:
             raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
@@ -177,15 +180,23 @@ class Pool:
         self.observation_spec: BoxSpec = observation_spec(spec["observation"], obs_dtype)
         self.action_spec: BoxSpec | DiscreteSpec = action_spec(spec["action"])
 
-        self._pin = torch.cuda.is_available()
+        if pin_memory is not None and not isinstance(pin_memory, bool):
+            raise TypeError(f"pin_memory must be a bool or None, got {pin_memory!r}")
+        self.pin_memory = bool(pin_memory)
         self._block_layout = self._core.block_layout()
-        self._blocks = [self._new_block(b) for b in range(num_blocks)]
+        # NOTE [Interrupt-safe bookkeeping]. KeyboardInterrupt can surface
+        # between any two Python statements, most often right after a core
+        # call returns. So the core keeps the counts of rows sent and received
+        # and, per block, the object that owns the memory it writes (it keeps
+        # it alive and returns it from the call that filled the block); what
+        # Python keeps is only a hint that is safe when stale:
+        # _handed_out[b] may be True for a block nobody holds (one more
+        # held() check), never False for one the user may hold, since it is
+        # set before the call that hands the block out.
+        self._home = [self._new_buffer() for _ in range(num_blocks)]  # each block's own buffer
+        for block, buffer in enumerate(self._home):
+            self._core.set_block(block, buffer.data.data_ptr(), buffer)
         self._handed_out = [False] * num_blocks
-        # Per block: the caller's tensor that send_into() pointed it at, else None.
-        self._redirected: list[torch.Tensor | None] = [None] * num_blocks
-        self._reset_buffer: _Buffer | None = None
-        self._rows_sent = 0       # rows claimed by send()/async_reset() so far
-        self._rows_received = 0   # rows handed out by recv()/step() so far
         self._all_ids = torch.arange(num_envs, dtype=torch.int64)
 
         discrete = isinstance(self.action_spec, DiscreteSpec)
@@ -210,15 +221,14 @@ class Pool:
         core = self._live_core()
         ids = self._env_ids(env_ids)
         seeds = self._seeds(seed, ids)
-        buffer = self._reset_buffer
+        buffer = core.reset_owner()
         if buffer is None or buffer.held():
-            buffer = self._reset_buffer = _Buffer(
-                core.reset_bytes, core.reset_layout(), self.num_envs, self._pin)
-            core.set_reset_buffer(buffer.data.data_ptr())
-        core.reset(ids.data_ptr(), len(ids), 0 if seeds is None else seeds.data_ptr())
+            buffer = _Buffer(core.reset_bytes, core.reset_layout(), self.num_envs, self.pin_memory)
+            core.set_reset_buffer(buffer.data.data_ptr(), buffer)
+        tensordict = core.reset(ids.data_ptr(), len(ids), 0 if seeds is None else seeds.data_ptr()).tensordict
         if len(ids) == self.num_envs:
-            return buffer.tensordict
-        return buffer.tensordict[: len(ids)]
+            return tensordict
+        return tensordict[: len(ids)]
 
     def step(self, action: Any, env_id: Any = None) -> TensorDict:
         """Sync step: applies ``action`` (``[num_envs, *action_shape]``) to every env.
@@ -237,20 +247,14 @@ class Pool:
         core = self._core
         if core is None:
             raise RuntimeError("the pool is closed")
-        received = self._rows_received
-        if self._rows_sent != received:
-            raise RuntimeError("step() needs every env idle, but some are in flight; recv() them first")
-        # Inlined _full_action / _next_block / _hand_out: between two steps
-        # this Python runs on caches the envs have just evicted, where each
-        # call costs a few hundred ns.
+        # Inlined _full_action / _hand_out: between two steps this Python runs
+        # on caches the envs have just evicted, where each call costs a few hundred ns.
         action = self._coerce_action(action, self.num_envs)
-        block = (received // self.batch_size) % len(self._blocks)
+        block = core.next_block
         if self._handed_out[block]:
-            self._reclaim(block)
-        self._core_step(core, block, action)
-        self._rows_received = received + self.batch_size
-        self._handed_out[block] = True
-        return self._blocks[block].tensordict
+            self._reclaim(core, block)
+        self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
+        return core.step(action.data_ptr(), _CODES[action.dtype], 0).tensordict
 
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queues one action per env in ``env_id`` (default: all) and returns at once."""
@@ -258,23 +262,17 @@ class Pool:
         ids = self._env_ids(env_id)
         count = ids.shape[0]  # not len(): Tensor.__len__ costs a microsecond
         action = self._full_action(action) if env_id is None else self._coerce_action(action, count)
-        self._prepare_rows(count)
+        self._prepare_rows(core, count)
         core.send(action.data_ptr(), _CODES[action.dtype], ids.data_ptr(), count)
-        self._rows_sent += count
 
     def recv(self) -> TensorDict:
         """Waits for the next ``batch_size`` results and returns them (with ``env_id``)."""
         core = self._live_core()
-        pending = self._rows_sent - self._rows_received
-        if pending < self.batch_size:
-            raise RuntimeError(
-                f"recv() needs batch_size={self.batch_size} envs in flight, but {pending} are; "
-                "send() actions (or async_reset()) first")
-        block = self._next_block()
-        if self._redirected[block] is not None:
+        block = core.next_block
+        if core.owner(block).__class__ is not _Buffer and core.rows_sent != core.rows_received:
             raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
-        self._wait(core, block)
-        return self._hand_out(block)
+        self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
+        return core.recv().tensordict
 
     def send_into(self, action: Any, out: torch.Tensor | OutputTargets) -> None:
         """Low-level, sync pools: ``send(action)`` to every env, with the results written into ``out``.
@@ -288,12 +286,11 @@ class Pool:
         """
         core, block, action = self._redirect(action, out, "send_into")
         core.send(action.data_ptr(), _CODES[action.dtype], 0, self.num_envs)
-        self._rows_sent += self.num_envs
 
     def step_into(self, action: Any, out: torch.Tensor | OutputTargets) -> torch.Tensor | OutputTargets:
         """Low-level, sync pools: ``send_into(action, out)`` then ``recv_into()`` in one call; returns ``out``."""
         core, block, action = self._redirect(action, out, "step_into")
-        return self._step_into(core, block, action, out)
+        return core.step(action.data_ptr(), _CODES[action.dtype], 0)
 
     def output_targets(self, tensors: Mapping[str, torch.Tensor]) -> OutputTargets:
         """Low-level: checks one tensor per output key as destinations of ``send_into``/``step_into``.
@@ -321,37 +318,15 @@ class Pool:
         ``record``: an address the core copies the accepted actions to (their
         bytes as given), or 0."""
         core = self._live_core()
-        block = self._next_block()
-        self._point(core, block, out)
-        return self._step_into(core, block, action, out, record)
-
-    def _step_into(self, core, block: int, action: torch.Tensor, out: torch.Tensor, record: int = 0) -> torch.Tensor:
-        self._core_step(core, block, action, record)
-        self._rows_received += self.num_envs
-        return out
-
-    def _core_step(self, core, block: int, action: torch.Tensor, record: int = 0) -> None:
-        """The sync step into ``block``, with the row counts kept right whatever it raises; the caller
-        receives the block (``_hand_out``, or its ``out`` for ``step_into``)."""
-        try:
-            core.step(action.data_ptr(), _CODES[action.dtype], block, record)
-        except ValueError:
-            raise  # rejected before anything was queued
-        except KeyboardInterrupt:
-            self._rows_sent += self.num_envs  # queued; a later recv()/recv_into() collects it
-            raise
-        except RuntimeError:
-            self._rows_sent += self.num_envs  # an env failed; its block was consumed
-            self._rows_received += self.num_envs
-            raise
-        self._rows_sent += self.num_envs
+        self._point(core, core.next_block, out)
+        return core.step(action.data_ptr(), _CODES[action.dtype], record)
 
     def _redirect(self, action: Any, out: Any, caller: str) -> tuple[Any, int, torch.Tensor]:
         """Checks a send_into()/step_into() and points the next block at ``out``: (core, block, action)."""
         core = self._live_core()
         if self.is_async:
             raise RuntimeError(f"{caller}() needs a sync pool (batch_size == num_envs)")
-        if self._rows_sent != self._rows_received:
+        if core.rows_sent != core.rows_received:
             raise RuntimeError(f"{caller}() needs every env idle, but some are in flight; recv() them first")
         if out.__class__ is OutputTargets:
             if out.pool() is not self:
@@ -361,39 +336,32 @@ class Pool:
             raise ValueError(f"out must be a contiguous CPU uint8 tensor of output_nbytes={core.block_bytes} "
                              f"bytes or this pool's output_targets(), got {_describe(out)}")
         action = self._full_action(action)
-        block = self._next_block()
+        block = core.next_block
         self._point(core, block, out)
         return core, block, action
 
     def _point(self, core, block: int, out: torch.Tensor | OutputTargets) -> None:
         # The pool's own buffer of this block is not written, so it needs no
         # reclaiming now; the next plain send through the block points it home
-        # and reclaims it then (_reclaim).
-        # Marked first: if the core rejects the action, the block already points at out.
-        self._redirected[block] = out
+        # and reclaims it then (_reclaim). Marked first (NOTE [Interrupt-safe bookkeeping]).
         self._handed_out[block] = True
         if out.__class__ is OutputTargets:
-            core.set_block_targets(block, out.address)
+            core.set_block_targets(block, out.address, out)
         else:
-            core.set_block(block, out.data_ptr())
+            core.set_block(block, out.data_ptr(), out)
 
     def recv_into(self) -> torch.Tensor | OutputTargets:
         """Low-level: waits for the results of the last ``send_into()`` and returns its ``out``."""
         core = self._live_core()
-        block = self._next_block()
-        out = self._redirected[block]
-        if self._rows_sent == self._rows_received or out is None:
+        if core.rows_sent == core.rows_received or core.owner(core.next_block).__class__ is _Buffer:
             raise RuntimeError("recv_into() collects a send_into(), but none is in flight")
-        self._wait(core, block)
-        self._rows_received += self.batch_size
-        return out
+        return core.recv()
 
     def async_reset(self) -> None:
         """Starts a reset of every env and returns at once; ``recv()`` collects the results."""
         core = self._live_core()
-        self._prepare_rows(self.num_envs)
+        self._prepare_rows(core, self.num_envs)
         core.async_reset(self._all_ids.data_ptr(), self.num_envs)
-        self._rows_sent += self.num_envs
 
     def close(self) -> None:
         """Stops and joins the workers. Idempotent; work in flight is dropped."""
@@ -405,7 +373,7 @@ class Pool:
         """Low-level: ``(key, dtype, per-env shape, byte offset)`` of each column of a batch.
 
         Every TensorDict that ``step()``/``recv()`` returns views one byte buffer
-        (``output_bytes(td)``, pinned when CUDA is present) in which key ``k``
+        (``output_bytes(td)``, pinned with ``pin_memory=True``) in which key ``k``
         occupies ``batch_size * prod(shape) * dtype.itemsize`` bytes from its
         offset. ``torchpool.stream`` copies whole batches with one DMA this way.
         """
@@ -424,6 +392,12 @@ class Pool:
     @property
     def closed(self) -> bool:
         return self._core is None
+
+    @property
+    def in_flight(self) -> int:
+        """Envs sent (or async-reset) whose results are not yet received."""
+        core = self._live_core()
+        return core.rows_sent - core.rows_received
 
     def __enter__(self) -> "Pool":
         return self
@@ -449,45 +423,28 @@ class Pool:
             raise RuntimeError("the pool is closed")
         return core
 
-    def _new_block(self, block: int) -> _Buffer:
-        buffer = _Buffer(self._core.block_bytes, self._block_layout, self.batch_size, torch.cuda.is_available())
-        self._core.set_block(block, buffer.data.data_ptr())
-        return buffer
+    def _new_buffer(self) -> _Buffer:
+        return _Buffer(self._core.block_bytes, self._block_layout, self.batch_size, self.pin_memory)
 
-    def _next_block(self) -> int:
-        """The ring block the next batch to be received lands in."""
-        return (self._rows_received // self.batch_size) % len(self._blocks)
-
-    def _wait(self, core, block: int) -> None:
-        """Waits until ``block`` is complete; if an env failed, its block counts as received."""
-        try:
-            core.wait_block(block)
-        except RuntimeError:
-            self._rows_received += self.batch_size  # the failed block was consumed
-            raise
-
-    def _hand_out(self, block: int) -> TensorDict:
-        self._rows_received += self.batch_size
-        self._handed_out[block] = True
-        return self._blocks[block].tensordict
-
-    def _reclaim(self, block: int) -> None:
-        if self._redirected[block] is not None:
-            self._redirected[block] = None
-            self._core.set_block(block, self._blocks[block].data.data_ptr())
-        # NOTE [Output ring reuse]
-        if self._blocks[block].held():
-            self._blocks[block] = self._new_block(block)
+    def _reclaim(self, core, block: int) -> None:
+        """Points ``block`` at a buffer nobody else holds before rows land in it."""
+        home = self._home[block]
+        # NOTE [Output ring reuse]; redirected blocks (send_into) go back home.
+        if core.owner(block) is not home or home.held():
+            if home.held():
+                home = self._home[block] = self._new_buffer()
+            core.set_block(block, home.data.data_ptr(), home)
         self._handed_out[block] = False
 
-    def _prepare_rows(self, count: int) -> None:
+    def _prepare_rows(self, core, count: int) -> None:
         """Makes every block that rows [sent, sent + count) land in safe to write."""
-        first = self._rows_sent // self.batch_size
-        last = (self._rows_sent + count - 1) // self.batch_size
+        sent = core.rows_sent
+        first = sent // self.batch_size
+        last = (sent + count - 1) // self.batch_size
         for index in range(first, last + 1):
-            block = index % len(self._blocks)
+            block = index % len(self._home)
             if self._handed_out[block]:
-                self._reclaim(block)
+                self._reclaim(core, block)
 
     def _env_ids(self, env_ids: Any) -> torch.Tensor:
         if env_ids is None:
@@ -578,7 +535,7 @@ def _resolve_obs_dtype(entry: registry.EnvEntry, obs_dtype: torch.dtype | None) 
 
 def make(env_id: str, num_envs: int = 8, batch_size: int | None = None, num_threads: int | None = None,
          seed: int = 0, autoreset: str = "same_step", obs_dtype: torch.dtype | None = None,
-         **task_kwargs: Any) -> Pool:
+         pin_memory: bool | None = None, **task_kwargs: Any) -> Pool:
     """Makes a :class:`Pool`; see its docstring for every argument."""
     return Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, seed=seed,
-                autoreset=autoreset, obs_dtype=obs_dtype, **task_kwargs)
+                autoreset=autoreset, obs_dtype=obs_dtype, pin_memory=pin_memory, **task_kwargs)

@@ -192,7 +192,7 @@ class RolloutStream(IterableDataset):
                 pool = group.pool
                 # A step in flight: sent by _act, or queued by a step_into that
                 # Ctrl-C interrupted. Collecting it leaves a caller's pool idle and reusable.
-                if not pool.closed and pool._rows_sent != pool._rows_received:
+                if not pool.closed and pool.in_flight:
                     pool.recv_into()
                 group.in_flight = False
                 if owned:

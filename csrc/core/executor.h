@@ -11,8 +11,14 @@
 //   action for an env in flight), so one thread at a time touches it;
 // - each env has its own Rng seeded from (seed + env_id), so results do not
 //   depend on num_threads or on which thread ran the env;
-// - an exception in an env is captured with its env id and raised by the
-//   caller's next wait; it never crosses a thread;
+// - an exception in an env is captured in that env's row and raised (as
+//   EnvFailure) by the wait whose batch holds the row; it never crosses a
+//   thread, and the env is reset before it steps again (NOTE [Env failures]);
+// - the caller's bookkeeping (rows sent and received, envs in flight) lives
+//   here, so each call is all-or-nothing even when Python raises
+//   KeyboardInterrupt between two of its own statements;
+// - a blocking call interrupted by Ctrl-C leaves no work behind (NOTE
+//   [Interrupted calls]);
 // - close() stops and joins workers even with work in flight.
 #pragma once
 
@@ -23,7 +29,6 @@
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <sstream>
 #include <string>
@@ -71,6 +76,27 @@ struct InputError : std::invalid_argument {
 // Called every few milliseconds while the caller sleeps; may throw (Ctrl-C).
 using InterruptCheck = std::function<void()>;
 
+// Envs that raised inside step or reset, raised by the call whose batch holds
+// their rows. block: the ring block of that batch, or kResetBatch for reset().
+struct EnvFailure : std::runtime_error {
+  static constexpr size_t kResetBatch = static_cast<size_t>(-1);
+  size_t block;
+  size_t rows;  // rows of the batch
+  std::vector<int64_t> env_ids;
+  std::vector<std::string> messages;
+
+  EnvFailure(size_t block_, size_t rows_, std::vector<int64_t> ids, std::vector<std::string> texts)
+      : std::runtime_error(describe(ids, texts)), block(block_), rows(rows_), env_ids(std::move(ids)),
+        messages(std::move(texts)) {}
+
+  static std::string describe(const std::vector<int64_t>& ids, const std::vector<std::string>& texts) {
+    std::string text;
+    for (size_t i = 0; i < ids.size(); ++i)
+      text += (i ? "\n" : "") + std::string("env ") + std::to_string(ids[i]) + ": " + texts[i];
+    return text;
+  }
+};
+
 // What the bindings see; the family type is erased here.
 class ExecutorBase {
  public:
@@ -83,11 +109,23 @@ class ExecutorBase {
   // Sync pools only: field i of env r's row at address[i] + r * row_stride[i].
   virtual void set_block_targets(size_t block, const FieldTargets& targets) = 0;
   virtual void set_reset_buffer(uint8_t* base) = 0;
-  // ids == nullptr means every env, in order.
+  // ids == nullptr means every env, in order. Each call either throws
+  // InputError before anything is queued or queues all `count` rows.
   virtual void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) = 0;
   virtual void async_reset(const int64_t* ids, size_t count) = 0;
+  // Sync step: send() to every env (every env idle), copy the accepted actions
+  // to `record` if not null, and wait; returns the block that holds the batch.
+  virtual size_t step(const void* actions, Dtype dtype, void* record, const InterruptCheck& check) = 0;
+  // Waits for the next batch_size rows in flight; returns their block.
+  virtual size_t recv(const InterruptCheck& check) = 0;
   virtual void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) = 0;
-  virtual void wait_block(size_t block, const InterruptCheck& check) = 0;
+  virtual uint64_t rows_sent() const = 0;
+  virtual uint64_t rows_received() const = 0;
+  // The ring block the next batch received lands in.
+  virtual size_t next_block() const = 0;
+  // In a child of fork(): the workers exist only in the parent, so they are
+  // neither stopped nor joined; their handles are leaked.
+  virtual void forget_threads() = 0;
   // Whether a push of `count` envs wakes the workers, so the envs step while
   // the caller does something else; if not, the caller steps them in wait_block.
   virtual bool wakes_workers(size_t count) const = 0;
@@ -117,7 +155,11 @@ class Executor final : public ExecutorBase {
         ring_(options.num_blocks, options.batch_size),
         tail_(2 * options.num_threads),
         in_flight_(options.num_envs, 0),
-        all_ids_(options.num_envs) {
+        all_ids_(options.num_envs),
+        discard_(new std::atomic<uint8_t>[options.num_envs]),
+        block_failures_(new std::atomic<int32_t>[options.num_blocks]) {
+    for (size_t id = 0; id < options.num_envs; ++id) discard_[id].store(0, std::memory_order_relaxed);
+    for (size_t b = 0; b < options.num_blocks; ++b) block_failures_[b].store(0, std::memory_order_relaxed);
     if (spec_.extras.size() > kMaxExtras) throw std::logic_error("too many extra fields");
     build_slots();
     for (size_t id = 0; id < options.num_envs; ++id) all_ids_[id] = static_cast<int64_t>(id);
@@ -172,44 +214,74 @@ class Executor final : public ExecutorBase {
   void set_reset_buffer(uint8_t* base) override { reset_targets_ = reset_layout_.targets(base); }
 
   void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) override {
+    settle(nullptr);
     if (ids == nullptr) ids = all_ids_.data();
     check_ids(ids, count, /*for_step=*/true);
     copy_actions(actions, dtype, ids, count);
     push(Op::kStep, ids, count, 0);
+    rows_sent_ += count;
   }
 
   void async_reset(const int64_t* ids, size_t count) override {
+    settle(nullptr);
     if (ids == nullptr) ids = all_ids_.data();
     check_ids(ids, count, /*for_step=*/false);
     push(Op::kReset, ids, count, 0);
+    rows_sent_ += count;
+  }
+
+  size_t step(const void* actions, Dtype dtype, void* record, const InterruptCheck& check) override {
+    settle(check);
+    if (rows_sent_ != rows_received_)
+      throw std::runtime_error("step() needs every env idle, but some are in flight; recv() them first");
+    const size_t count = options_.num_envs;
+    check_ids(all_ids_.data(), count, /*for_step=*/true);
+    copy_actions(actions, dtype, all_ids_.data(), count);
+    if (record != nullptr) std::memcpy(record, actions, count * action_size_ * dtype_size(dtype));
+    const size_t block = next_block();
+    push(Op::kStep, all_ids_.data(), count, 0);
+    rows_sent_ += count;
+    wait_or_discard(Abandoned::kBlock, block, all_ids_.data(), count, check);
+    finish_block(block);
+    return block;
+  }
+
+  size_t recv(const InterruptCheck& check) override {
+    settle(check);
+    const uint64_t pending = rows_sent_ - rows_received_;
+    if (pending < options_.batch_size)
+      throw std::runtime_error("recv() needs batch_size=" + std::to_string(options_.batch_size) + " envs in flight, but " +
+                       std::to_string(pending) + " are; send() actions (or async_reset()) first");
+    const size_t block = next_block();
+    // An interrupt here changes nothing: the rows stay in flight for the next recv().
+    wait_until(ring_.filled(block), ring_.target(), check);
+    finish_block(block);
+    return block;
   }
 
   void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) override {
+    settle(check);
     if (ids == nullptr) ids = all_ids_.data();
     check_ids(ids, count, /*for_step=*/false);
     if (seeds != nullptr)
       for (size_t i = 0; i < count; ++i) slots_[ids[i]]->pending_seed = seeds[i], slots_[ids[i]]->has_pending_seed = true;
     reset_target_ = static_cast<int32_t>(count);
     push(Op::kResetInto, ids, count, 0);
-    wait_until(reset_filled_, reset_target_, check);
+    wait_or_discard(Abandoned::kReset, 0, ids, count, check);
     reset_filled_.clear();
     for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
-    raise_captured_errors();
+    if (reset_failures_.exchange(0, std::memory_order_relaxed) > 0)
+      throw_failures(EnvFailure::kResetBatch, ids, count);
   }
 
-  void wait_block(size_t block, const InterruptCheck& check) override {
-    wait_until(ring_.filled(block), ring_.target(), check);
-    if (options_.batch_size == options_.num_envs) {
-      // Every env was in the block. Not read back from the env_id column: a
-      // caller's targets may alias it, and an id read from it indexes memory.
-      std::fill(in_flight_.begin(), in_flight_.end(), 0);
-    } else {
-      const FieldTargets& targets = ring_.targets(block);
-      for (size_t row = 0; row < options_.batch_size; ++row)
-        in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = 0;
-    }
-    ring_.filled(block).clear();
-    raise_captured_errors();
+  uint64_t rows_sent() const override { return rows_sent_; }
+  uint64_t rows_received() const override { return rows_received_; }
+  size_t next_block() const override { return (rows_received_ / options_.batch_size) % ring_.num_blocks(); }
+
+  void forget_threads() override {
+    stopping_.store(true);
+    (void)new std::vector<std::thread>(std::move(workers_));  // leaked on purpose: see ExecutorBase
+    workers_.clear();
   }
 
   // State injection (parity tests): a family declares either a fixed
@@ -315,6 +387,8 @@ class Executor final : public ExecutorBase {
     bool episode_over = false;   // next_step/disabled: the last step ended the episode
     uint64_t pending_seed = 0;   // caller-written before the push that uses it
     bool has_pending_seed = false;
+    bool failed = false;         // NOTE [Env failures]: reset before the next step
+    std::string failure;         // the message, until the caller takes it
     std::vector<uint8_t> extras_scratch;  // same_step: extras of the autoreset land here
 
     Slot(const Model& model, uint64_t seed, size_t extras_bytes)
@@ -385,6 +459,9 @@ class Executor final : public ExecutorBase {
       const Slot& slot = *slots_[ids[i]];
       if (!slot.started)
         problem = "env " + std::to_string(ids[i]) + " was never reset; call reset() before stepping";
+      else if (slot.failed && options_.autoreset == Autoreset::kDisabled)
+        problem = "env " + std::to_string(ids[i]) +
+                  " failed (an EnvError was raised) and autoreset is 'disabled'; call reset(env_ids=[...]) first";
       else if (slot.episode_over && options_.autoreset == Autoreset::kDisabled)
         problem = "env " + std::to_string(ids[i]) +
                   "'s episode has ended and autoreset is 'disabled'; call reset(env_ids=[...]) first";
@@ -476,9 +553,10 @@ class Executor final : public ExecutorBase {
     const size_t threads = options_.num_threads;
     if (count < 2 * threads) return 0;
     const size_t held = std::min(2 * threads, count - threads);
-    if (options_.autoreset == Autoreset::kNextStep)
-      for (size_t i = count - held; i < count; ++i)
-        if (slots_[push_ids_[i]]->episode_over) return 0;
+    for (size_t i = count - held; i < count; ++i) {
+      const Slot& slot = *slots_[push_ids_[i]];
+      if (slot.failed || (options_.autoreset == Autoreset::kNextStep && slot.episode_over)) return 0;
+    }
     return held;
   }
 
@@ -499,16 +577,15 @@ class Executor final : public ExecutorBase {
         WorkItem item;
         item.first_env = piece.env;
         item.count = 1;
-        run(item, queue_);
+        run(item, queue_, /*may_discard=*/false);
         return true;
       }
       try {
         slots_[piece.env]->env.advance(action_for(piece.env));
         tail_.put_back(piece);
       } catch (const std::exception& error) {
-        capture_error(piece.env, error.what());
         tail_.finish(piece);
-        skip_row(piece.env);
+        fail_tail_row(piece.env, error.what());
       }
       return true;
     }
@@ -516,12 +593,17 @@ class Executor final : public ExecutorBase {
 
   bool tail_has_work() const { return substeps_ >= 2 && tail_.has_work(); }
 
-  // The row of an env whose step failed before it could run: counted, so the
-  // caller's wait ends and raises the captured error.
-  void skip_row(int32_t env_id) {
+  // The row of a split-tail env whose substep threw (sync pools: row = env id).
+  void fail_tail_row(int32_t env_id, const std::string& what) {
     const size_t block = ring_.block_of(ring_.claim_rows(1));
-    *reinterpret_cast<int64_t*>(ring_.targets(block).at(kEnvId, static_cast<size_t>(env_id))) = env_id;
-    ring_.filled(block).add(1, ring_.target());
+    const FieldTargets& targets = ring_.targets(block);
+    const size_t row = static_cast<size_t>(env_id);
+    auto field = [&](size_t index) { return targets.at(index, row); };
+    std::array<uint8_t*, kMaxExtras> extras{};
+    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = targets.at(extras_begin_ + i, row);
+    *reinterpret_cast<int64_t*>(field(kEnvId)) = env_id;
+    fail_row(*slots_[env_id], field, extras.data(), what);
+    publish(block, 1, 1);
   }
 
   // Acquires one item's unit for a worker (shared queue first) or the caller
@@ -610,16 +692,91 @@ class Executor final : public ExecutorBase {
     return false;
   }
 
-  void raise_captured_errors() {
-    if (!has_error_.load(std::memory_order_acquire)) return;
-    std::string message;
-    {
-      std::lock_guard<std::mutex> lock(error_mutex_);
-      message = std::move(error_message_);
-      error_message_.clear();
-      has_error_.store(false, std::memory_order_relaxed);
+  // NOTE [Interrupted calls]. Ctrl-C reaches a waiting caller as an exception
+  // from `check`. An async recv() just lets it through: its rows stay in
+  // flight for the next recv(). A sync step() or a reset() must not leave its
+  // work behind (the user would have to drain it, and the next call would
+  // find envs in flight), so its envs are marked discarded: whoever claims
+  // one of them next counts its row without running it, and the caller waits
+  // only for the envs already running (at most one env step per thread)
+  // before it rethrows. The batch is dropped; envs that had already stepped
+  // keep their new state. A second Ctrl-C during that short wait leaves the
+  // call `abandoned_`, and the next call settles it first.
+  void wait_or_discard(int kind, size_t block, const int64_t* ids, size_t count, const InterruptCheck& check) {
+    FillCounter& counter = kind == Abandoned::kBlock ? ring_.filled(block) : reset_filled_;
+    const int32_t target = kind == Abandoned::kBlock ? ring_.target() : reset_target_;
+    try {
+      wait_until(counter, target, check);
+    } catch (...) {
+      abandoned_.kind = kind;
+      abandoned_.block = block;
+      abandoned_.ids.assign(ids, ids + count);
+      for (size_t i = 0; i < count; ++i) discard_[ids[i]].store(1, std::memory_order_relaxed);
+      settle(check);
+      throw;
     }
-    throw std::runtime_error(message);
+  }
+
+  // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
+  void settle(const InterruptCheck& check) {
+    if (abandoned_.kind == Abandoned::kNone) return;
+    const bool block_kind = abandoned_.kind == Abandoned::kBlock;
+    FillCounter& counter = block_kind ? ring_.filled(abandoned_.block) : reset_filled_;
+    wait_until(counter, block_kind ? ring_.target() : reset_target_, check);  // may throw again: still abandoned
+    counter.clear();
+    for (const int64_t id : abandoned_.ids) {
+      discard_[id].store(0, std::memory_order_relaxed);
+      in_flight_[id] = 0;
+      slots_[id]->failure.clear();  // the failed env is still reset before it steps again
+    }
+    if (block_kind) {
+      block_failures_[abandoned_.block].store(0, std::memory_order_relaxed);
+      rows_received_ += options_.batch_size;
+    } else {
+      reset_failures_.store(0, std::memory_order_relaxed);
+    }
+    abandoned_.kind = Abandoned::kNone;
+  }
+
+  // The caller's side of a complete block: its envs are idle again, it counts
+  // as received, and the failures among its rows are raised.
+  void finish_block(size_t block) {
+    const FieldTargets& targets = ring_.targets(block);
+    const bool sync = options_.batch_size == options_.num_envs;
+    if (sync) {
+      // Every env was in the block. Not read back from the env_id column: a
+      // caller's targets may alias it, and an id read from it indexes memory.
+      std::fill(in_flight_.begin(), in_flight_.end(), 0);
+    } else {
+      for (size_t row = 0; row < options_.batch_size; ++row)
+        in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = 0;
+    }
+    ring_.filled(block).clear();
+    rows_received_ += options_.batch_size;
+    // The rows' failures were counted before the rows themselves (FillCounter's acquire).
+    if (block_failures_[block].exchange(0, std::memory_order_relaxed) == 0) return;
+    if (sync) {
+      throw_failures(block, all_ids_.data(), options_.num_envs);
+    } else {
+      std::vector<int64_t> ids(options_.batch_size);
+      for (size_t row = 0; row < options_.batch_size; ++row)
+        ids[row] = *reinterpret_cast<const int64_t*>(targets.at(kEnvId, row));
+      throw_failures(block, ids.data(), ids.size());
+    }
+  }
+
+  // Throws EnvFailure for the envs among `ids` whose row holds a failure.
+  [[noreturn]] void throw_failures(size_t block, const int64_t* ids, size_t count) {
+    std::vector<int64_t> failed;
+    std::vector<std::string> messages;
+    for (size_t i = 0; i < count; ++i) {
+      Slot& slot = *slots_[ids[i]];
+      if (slot.failure.empty()) continue;
+      failed.push_back(ids[i]);
+      messages.push_back(std::move(slot.failure));
+      slot.failure.clear();
+    }
+    throw EnvFailure(block, count, std::move(failed), std::move(messages));
   }
 
   void check_state_access(size_t env_id) const {
@@ -698,40 +855,55 @@ class Executor final : public ExecutorBase {
     return true;
   }
 
-  void run(const WorkItem& item, const ActionQueue& queue) {
+  // `may_discard`: false for the last piece of a split-tail env, whose other
+  // substeps already ran (the step must end, or the env stays mid-step).
+  void run(const WorkItem& item, const ActionQueue& queue, bool may_discard = true) {
     int32_t env_id = item.first_env;
     if (item.op == Op::kResetInto) {
+      int32_t failures = 0;
       for (uint32_t i = 0; i < item.count; ++i) {
         const int32_t following = i + 1 < item.count ? queue.next_env(env_id) : -1;  // before the step
-        run_env(env_id, Op::kResetInto, reset_targets_, item.position + i);
+        if (!discarded(env_id)) failures += run_env(env_id, Op::kResetInto, reset_targets_, item.position + i) ? 0 : 1;
         env_id = following;
       }
+      if (failures > 0) reset_failures_.fetch_add(failures, std::memory_order_relaxed);  // published by add()
       reset_filled_.add(static_cast<int32_t>(item.count), reset_target_);
       return;
     }
     const uint64_t first_row = ring_.claim_rows(item.count);
     size_t block = ring_.block_of(first_row);
-    int32_t rows_in_block = 0;
+    int32_t rows_in_block = 0, failures = 0;
     const bool rows_by_env_id = options_.batch_size == options_.num_envs;
     for (uint32_t i = 0; i < item.count; ++i) {
       const uint64_t row_number = first_row + i;
       if (ring_.block_of(row_number) != block) {
-        ring_.filled(block).add(rows_in_block, ring_.target());
+        publish(block, rows_in_block, failures);
         block = ring_.block_of(row_number);
-        rows_in_block = 0;
+        rows_in_block = failures = 0;
       }
       // With batch_size == num_envs every block holds each env exactly once,
       // so rows are ordered by env id and step() needs no sort.
       const size_t row = rows_by_env_id ? static_cast<size_t>(env_id) : ring_.row_in_block(row_number);
       const int32_t following = i + 1 < item.count ? queue.next_env(env_id) : -1;  // before the step
-      run_env(env_id, item.op, ring_.targets(block), row);
+      if (!(may_discard && discarded(env_id))) failures += run_env(env_id, item.op, ring_.targets(block), row) ? 0 : 1;
       env_id = following;
       ++rows_in_block;
     }
-    ring_.filled(block).add(rows_in_block, ring_.target());
+    publish(block, rows_in_block, failures);
   }
 
-  void run_env(int32_t env_id, Op op, const FieldTargets& targets, size_t row) {
+  // Only sync steps and reset() are ever discarded, so a skipped row needs
+  // nothing written: the caller drops the whole batch.
+  bool discarded(int32_t env_id) const { return discard_[env_id].load(std::memory_order_relaxed) != 0; }
+
+  void publish(size_t block, int32_t rows, int32_t failures) {
+    // relaxed: the release of add() publishes it with the rows.
+    if (failures > 0) block_failures_[block].fetch_add(failures, std::memory_order_relaxed);
+    ring_.filled(block).add(rows, ring_.target());
+  }
+
+  // False when the env threw (NOTE [Env failures]).
+  bool run_env(int32_t env_id, Op op, const FieldTargets& targets, size_t row) {
     Slot& slot = *slots_[env_id];
     std::array<uint8_t*, kMaxExtras> extras{};
     for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = targets.at(extras_begin_ + i, row);
@@ -740,11 +912,13 @@ class Executor final : public ExecutorBase {
     const size_t observation_bytes = block_layout_.row_bytes(kObservation);
     *reinterpret_cast<int64_t*>(field(kEnvId)) = env_id;
     try {
-      const bool reset = op != Op::kStep || (options_.autoreset == Autoreset::kNextStep && slot.episode_over);
+      const bool reset =
+          op != Op::kStep || slot.failed || (options_.autoreset == Autoreset::kNextStep && slot.episode_over);
       if (reset) {
         if (slot.has_pending_seed) slot.rng.reseed(slot.pending_seed), slot.has_pending_seed = false;
         slot.env.reset(slot.rng, out);
         slot.started = true;
+        slot.failed = false;
         slot.episode_over = false;
         slot.episode_return = 0.0;
         slot.episode_length = 0;
@@ -767,7 +941,7 @@ class Executor final : public ExecutorBase {
             slot.env.reset(slot.rng, next);
             slot.episode_return = 0.0;
             slot.episode_length = 0;
-            return;
+            return true;
           }
           slot.episode_over = true;
         }
@@ -775,10 +949,13 @@ class Executor final : public ExecutorBase {
       if (options_.autoreset == Autoreset::kSameStep)
         std::memcpy(field(kFinalObservation), field(kObservation), observation_bytes);
     } catch (const std::exception& error) {
-      capture_error(env_id, error.what());
+      fail_row(slot, field, extras.data(), error.what());
+      return false;
     } catch (...) {
-      capture_error(env_id, "unknown C++ exception");
+      fail_row(slot, field, extras.data(), "unknown C++ exception");
+      return false;
     }
+    return true;
   }
 
   template <class FieldAt>
@@ -810,11 +987,24 @@ class Executor final : public ExecutorBase {
     return action;
   }
 
-  void capture_error(int32_t env_id, const std::string& what) {
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    if (!error_message_.empty()) error_message_ += "\n";
-    error_message_ += "env " + std::to_string(env_id) + ": " + what;
-    has_error_.store(true, std::memory_order_release);
+  // NOTE [Env failures]. An env that throws writes a row all the same, so
+  // every row of its batch arrives and none is held back: observation (and
+  // final_observation, extras) zeroed, reward 0, truncated and done set, the
+  // episode's totals so far. The env is marked failed: its next step resets
+  // it instead (the action is ignored, as in next_step autoreset), or with
+  // autoreset disabled refuses until reset(). The message waits in the slot
+  // for the caller, who reads it once the row's block is complete.
+  template <class FieldAt>
+  void fail_row(Slot& slot, FieldAt&& field, uint8_t* const* extras, const std::string& what) {
+    std::memset(field(kObservation), 0, block_layout_.row_bytes(kObservation));
+    if (options_.autoreset == Autoreset::kSameStep)
+      std::memset(field(kFinalObservation), 0, block_layout_.row_bytes(kObservation));
+    for (size_t i = 0; i < spec_.extras.size(); ++i) std::memset(extras[i], 0, spec_.extras[i].row_bytes());
+    write_flags(field, 0.0f, false, true, slot.episode_return, slot.episode_length);
+    slot.failure = what;
+    slot.failed = true;
+    slot.started = true;
+    slot.episode_over = true;
   }
 
   const ExecutorOptions options_;
@@ -847,9 +1037,19 @@ class Executor final : public ExecutorBase {
   int32_t reset_target_ = 0;
   FillCounter reset_filled_;
 
-  std::mutex error_mutex_;
-  std::string error_message_;
-  std::atomic<bool> has_error_{false};
+  // Caller-only: NOTE [Interrupted calls].
+  struct Abandoned {
+    enum Kind { kNone = 0, kBlock = 1, kReset = 2 };
+    int kind = kNone;
+    size_t block = 0;
+    std::vector<int64_t> ids;
+  } abandoned_;
+  uint64_t rows_sent_ = 0, rows_received_ = 0;  // caller-only
+  // Per env, set by the caller of an interrupted call: skip the env's row.
+  std::unique_ptr<std::atomic<uint8_t>[]> discard_;
+  // Per block, and for reset(): rows holding a failure (NOTE [Env failures]).
+  std::unique_ptr<std::atomic<int32_t>[]> block_failures_;
+  std::atomic<int32_t> reset_failures_{0};
 
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> workers_;

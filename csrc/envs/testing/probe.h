@@ -22,12 +22,14 @@ struct ProbeModel {
   double max_sleep_us;
   double max_busy_us;
   int64_t fail_at_step;  // total step count at which step() throws; < 0: never
+  double fail_probability;  // each step throws with this probability
 
   explicit ProbeModel(const Config& config)
       : episode_length(static_cast<int64_t>(config.number("episode_length"))),
         max_sleep_us(config.number("max_sleep_us")),
         max_busy_us(config.number("max_busy_us")),
-        fail_at_step(static_cast<int64_t>(config.number("fail_at_step"))) {}
+        fail_at_step(static_cast<int64_t>(config.number("fail_at_step"))),
+        fail_probability(config.number("fail_probability")) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
@@ -58,6 +60,8 @@ class Probe {
     ++total_steps_;
     if (model_.fail_at_step >= 0 && total_steps_ == model_.fail_at_step)
       throw std::runtime_error("probe failure at step " + std::to_string(total_steps_));
+    if (model_.fail_probability > 0 && rng.uniform(0, 1) < model_.fail_probability)
+      throw std::runtime_error("probe random failure at step " + std::to_string(total_steps_));
     ++steps_;
     last_action_ = action.index;
     nap(rng);
