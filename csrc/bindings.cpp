@@ -341,6 +341,7 @@ PYBIND11_MODULE(_core, m) {
       .def("send", &PoolCore::send)
       .def("step", &PoolCore::step, py::arg("actions"), py::arg("dtype"), py::arg("record") = 0)
       .def("recv", &PoolCore::recv)
+      .def("undo_recv", [](PoolCore& c) { return c.executor().undo_recv(); })
       .def("async_reset", &PoolCore::async_reset)
       .def("reset", &PoolCore::reset)
       .def("wakes_workers", [](PoolCore& c, size_t count) { return c.executor().wakes_workers(count); })

@@ -272,7 +272,13 @@ class Pool:
         if core.owner(block).__class__ is not _Buffer and core.rows_sent != core.rows_received:
             raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
         self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
-        return core.recv().tensordict
+        try:
+            return core.recv().tensordict
+        except KeyboardInterrupt:
+            # Surfaced after the core handed the batch over, it would be lost
+            # with its envs idle and unknown to the caller: give it back.
+            core.undo_recv()
+            raise
 
     def send_into(self, action: Any, out: torch.Tensor | OutputTargets) -> None:
         """Low-level, sync pools: ``send(action)`` to every env, with the results written into ``out``.
@@ -355,7 +361,11 @@ class Pool:
         core = self._live_core()
         if core.rows_sent == core.rows_received or core.owner(core.next_block).__class__ is _Buffer:
             raise RuntimeError("recv_into() collects a send_into(), but none is in flight")
-        return core.recv()
+        try:
+            return core.recv()
+        except KeyboardInterrupt:
+            core.undo_recv()  # as in recv()
+            raise
 
     def async_reset(self) -> None:
         """Starts a reset of every env and returns at once; ``recv()`` collects the results."""

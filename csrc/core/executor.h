@@ -33,6 +33,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -119,6 +120,10 @@ class ExecutorBase {
   // Waits for the next batch_size rows in flight; returns their block.
   virtual size_t recv(const InterruptCheck& check) = 0;
   virtual void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) = 0;
+  // Python calls this when KeyboardInterrupt surfaced right after recv()
+  // returned, before the batch reached the user: the batch becomes the next
+  // recv()'s again. Only right after a recv(); false (nothing done) otherwise.
+  virtual bool undo_recv() = 0;
   virtual uint64_t rows_sent() const = 0;
   virtual uint64_t rows_received() const = 0;
   // The ring block the next batch received lands in.
@@ -256,7 +261,23 @@ class Executor final : public ExecutorBase {
     // An interrupt here changes nothing: the rows stay in flight for the next recv().
     wait_until(ring_.filled(block), ring_.target(), check);
     finish_block(block);
+    undoable_block_ = static_cast<int64_t>(block);
     return block;
+  }
+
+  bool undo_recv() override {
+    if (undoable_block_ < 0) return false;
+    const auto block = static_cast<size_t>(std::exchange(undoable_block_, -1));
+    rows_received_ -= options_.batch_size;
+    ring_.filled(block).restore(ring_.target());
+    if (options_.batch_size == options_.num_envs) {
+      std::fill(in_flight_.begin(), in_flight_.end(), 1);
+    } else {
+      const FieldTargets& targets = ring_.targets(block);
+      for (size_t row = 0; row < options_.batch_size; ++row)
+        in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = 1;
+    }
+    return true;
   }
 
   void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) override {
@@ -719,6 +740,7 @@ class Executor final : public ExecutorBase {
 
   // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
   void settle(const InterruptCheck& check) {
+    undoable_block_ = -1;
     if (abandoned_.kind == Abandoned::kNone) return;
     const bool block_kind = abandoned_.kind == Abandoned::kBlock;
     FillCounter& counter = block_kind ? ring_.filled(abandoned_.block) : reset_filled_;
@@ -1045,6 +1067,7 @@ class Executor final : public ExecutorBase {
     std::vector<int64_t> ids;
   } abandoned_;
   uint64_t rows_sent_ = 0, rows_received_ = 0;  // caller-only
+  int64_t undoable_block_ = -1;                 // caller-only: see undo_recv()
   // Per env, set by the caller of an interrupted call: skip the env's row.
   std::unique_ptr<std::atomic<uint8_t>[]> discard_;
   // Per block, and for reset(): rows holding a failure (NOTE [Env failures]).

@@ -103,6 +103,9 @@ class FillCounter {
   // this (queue release), so relaxed is enough.
   void clear() { filled_.store(0, std::memory_order_relaxed); }
 
+  // Caller: undoes clear() of a complete buffer (ExecutorBase::undo_recv).
+  void restore(int32_t target) { filled_.store(target, std::memory_order_relaxed); }
+
  private:
   std::atomic<int32_t> filled_{0};
   std::atomic<bool> waiting_{false};

@@ -1,0 +1,217 @@
+"""Delivers SIGINT at random points of one kind of blocking call, and checks the pool after each.
+
+Run as a script (``python interrupt_harness.py '<json>'``) by tests/test_interrupts.py,
+so that a hang is a timeout and a KeyboardInterrupt never reaches pytest.
+
+A thread sends SIGINT to the process at random moments. Python's handler
+raises KeyboardInterrupt only while the main thread is "armed", i.e. from just
+before a pool call until the statement after it returns, so the interrupt
+lands inside the call (in C++ or in the pool's own Python, including right
+after the core returns) and never inside this harness's checks.
+
+Rows are checked with `_Probe-v0`, whose observation is [steps in the episode,
+last action, resets, total steps]: per env, the total-steps counter of the
+rows received must only go up (no stale or repeated row) and, where a call
+cannot have been discarded (async recv), by exactly one per step (no lost row).
+Prints one JSON line: calls, interrupts, worst interrupt latency, rows checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sys
+import threading
+import time
+
+import torch
+
+import torchpool
+
+
+class Interrupter:
+    """Sends SIGINT every 0-`gap` seconds; it lands only while `armed`."""
+
+    def __init__(self, gap: float, seed: int):
+        self.armed = False
+        self.sent_at = None  # when the signal that last landed was sent
+        self.landed = 0
+        self.latencies: list[float] = []
+        self._last_sent = 0.0
+        self._rng = random.Random(seed)
+        self._stop = threading.Event()
+        self._gap = gap
+        signal.signal(signal.SIGINT, self._handler)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _handler(self, signum, frame):
+        if self.armed:
+            self.armed = False
+            self.landed += 1
+            self.sent_at = self._last_sent
+            raise KeyboardInterrupt
+
+    def _run(self):
+        while not self._stop.wait(self._rng.uniform(0, self._gap)):
+            self._last_sent = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def caught(self):
+        """Call in the except clause: records how long the interrupt took to surface."""
+        self.latencies.append(time.perf_counter() - self.sent_at)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+class Rows:
+    """Per-env checks on probe rows (observation[:, 3] = the env's total steps)."""
+
+    def __init__(self, num_envs: int):
+        self.total = [None] * num_envs
+        self.checked = 0
+
+    def check(self, td, exact: bool, stepped: bool = True):
+        ids = td["env_id"].tolist()
+        totals = td["observation"][:, 3].tolist()
+        assert len(set(ids)) == len(ids), f"an env appears twice in one batch: {ids}"
+        for env_id, total in zip(ids, totals):
+            last = self.total[env_id]
+            if last is not None and stepped:
+                if exact:
+                    assert total == last + 1, f"env {env_id}: total steps {last} -> {total} (lost or stale row)"
+                else:
+                    assert total > last, f"env {env_id}: total steps {last} -> {total} (stale or repeated row)"
+            self.total[env_id] = total
+            self.checked += 1
+
+
+def run(case: dict) -> dict:
+    kind, env_id = case["call"], case["env"]
+    seconds = case.get("seconds", 2.0)
+    kwargs = dict(case.get("kwargs", {}))
+    pool = torchpool.make(env_id, num_envs=case["num_envs"], batch_size=case.get("batch_size"),
+                          num_threads=case.get("num_threads"), **kwargs)
+    probe = env_id == "_Probe-v0"
+    rows = Rows(pool.num_envs)
+    interrupter = Interrupter(case.get("gap", 0.01), case.get("seed", 0))
+    calls = 0
+    deadline = time.perf_counter() + seconds
+
+    spec = pool.action_spec
+
+    def sample(n):
+        if probe:
+            return torch.ones(n, dtype=torch.int64)
+        if hasattr(spec, "n"):
+            return torch.randint(0, spec.n, (n,))
+        return spec.low + (spec.high - spec.low) * torch.rand(n, *spec.shape)
+
+    try:
+        if kind in ("step", "reset", "step_into", "recv_into"):
+            pool.reset()
+            out = torch.empty(pool.output_nbytes, dtype=torch.uint8)
+            while time.perf_counter() < deadline:
+                calls += 1
+                action = sample(pool.num_envs)
+                call = kind if kind != "reset" or calls % 2 else "step"
+                try:
+                    interrupter.armed = True
+                    if call == "step":
+                        td = pool.step(action)
+                    elif call == "reset":
+                        td = pool.reset()
+                    elif call == "step_into":
+                        pool.step_into(action, out)
+                        td = None
+                    else:
+                        pool.send_into(action, out)
+                        pool.recv_into()
+                        td = None
+                    interrupter.armed = False
+                except KeyboardInterrupt:
+                    interrupter.caught()
+                    # A sync call interrupted leaves every env idle (NOTE [Interrupted calls]) ...
+                    if call == "recv_into" and pool.in_flight:
+                        pool.recv_into()  # ... but recv_into's send_into stays in flight, like recv()
+                    assert pool.in_flight == 0, f"{call}: {pool.in_flight} envs left in flight"
+                    continue
+                if probe and td is not None and call == "step":
+                    rows.check(td, exact=False)
+            td = pool.step(sample(pool.num_envs))  # still works
+            assert td.batch_size[0] == pool.num_envs
+        elif kind == "recv":
+            pool.async_reset()
+            while time.perf_counter() < deadline:
+                calls += 1
+                try:
+                    interrupter.armed = True
+                    td = pool.recv()
+                    interrupter.armed = False
+                except KeyboardInterrupt:
+                    interrupter.caught()
+                    continue  # the rows stay in flight: the next recv() gets them
+                if probe:
+                    rows.check(td, exact=True)
+                ids = td["env_id"].clone()
+                pool.send(sample(len(ids)), ids)
+            assert pool.in_flight == pool.num_envs
+        elif kind == "stream":
+            policy = (lambda obs: torch.ones(obs.shape[0], dtype=torch.int64)) if probe else None
+            if policy is None:
+                n = pool.action_spec.n
+
+                def policy(obs):
+                    return torch.randint(0, n, (obs.shape[0],))
+            stream = torchpool.stream(pool, policy, frames_per_batch=4 * pool.num_envs)
+            while time.perf_counter() < deadline:
+                calls += 1
+                try:
+                    interrupter.armed = True
+                    batch = next(iter(stream))
+                    interrupter.armed = False
+                except KeyboardInterrupt:
+                    interrupter.caught()
+                    assert pool.in_flight == 0, f"stream: {pool.in_flight} envs left in flight"
+                    continue
+                assert batch.batch_size[:2] == torch.Size([pool.num_envs, 4])
+                if probe:
+                    totals = batch["next", "observation"][:, :, 3]
+                    assert bool((totals[:, 1:] > totals[:, :-1]).all()), "a stream batch repeats a step"
+                    rows.checked += totals.numel()
+        elif kind in ("torchrl_step", "torchrl_reset"):
+            env = torchpool.TorchPoolEnv(env_id, pool.num_envs, _pool=pool)
+            td = env.reset()
+            while time.perf_counter() < deadline:
+                calls += 1
+                call = "reset" if kind == "torchrl_reset" and calls % 2 else "step"
+                try:
+                    interrupter.armed = True
+                    if call == "reset":
+                        td = env.reset()
+                    else:
+                        td = env.rand_step(td)
+                        td = td["next"].exclude("reward", "done", "terminated", "truncated")
+                    interrupter.armed = False
+                except KeyboardInterrupt:
+                    interrupter.caught()
+                    assert pool.in_flight == 0
+                    td = env.reset()
+                    continue
+            env.rand_step(env.reset())
+        else:
+            raise ValueError(kind)
+    finally:
+        interrupter.stop()
+    pool.close()
+    return {"calls": calls, "interrupts": interrupter.landed, "rows": rows.checked,
+            "worst_latency": max(interrupter.latencies, default=0.0)}
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(json.loads(sys.argv[1]))))
