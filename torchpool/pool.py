@@ -182,7 +182,8 @@ class Pool:
 
         if pin_memory is not None and not isinstance(pin_memory, bool):
             raise TypeError(f"pin_memory must be a bool or None, got {pin_memory!r}")
-        self.pin_memory = bool(pin_memory)
+        # Pinning is only worth it (and only possible) with CUDA; asked for without it, memory stays plain.
+        self.pin_memory = bool(pin_memory) and torch.cuda.is_available()
         self._block_layout = self._core.block_layout()
         # NOTE [Interrupt-safe bookkeeping]. KeyboardInterrupt can surface
         # between any two Python statements, most often right after a core

@@ -137,6 +137,7 @@ class RolloutStream(IterableDataset):
         if isinstance(self.env, Pool):
             return [_Group(self.env, 0)], False
         kwargs = dict(self.make_kwargs)
+        kwargs.setdefault("pin_memory", self._cuda)  # pools that feed a GPU pin their buffers
         seed = kwargs.pop("seed", 0)
         half = self.num_envs // 2
 

@@ -27,7 +27,7 @@ EnvPool-style ``next_step`` autoreset, which spends one step (reward 0, action
 ignored) on each reset.
 
 NOTE [Device]
-The pool writes into pinned host memory when CUDA is present. With a CUDA
+The pool it makes for a CUDA ``device`` writes into pinned host memory. With a CUDA
 ``device`` each output is copied with ``non_blocking=True`` and a CUDA event
 is recorded after the copies; before the pool writes again (``step`` or
 ``reset``) the event is waited on, so C++ never overwrites host memory that a
@@ -98,7 +98,8 @@ class TorchPoolEnv(EnvBase):
                  *, _pool: Pool | None = None, **make_kwargs: Any):
         if _pool is None:
             _check_make_kwargs(num_envs, make_kwargs)
-            pool = Pool(env_id, num_envs=num_envs, **make_kwargs)
+            pinned = device is not None and torch.device(device).type == "cuda"  # a pool that feeds a GPU pins
+            pool = Pool(env_id, num_envs=num_envs, **{"pin_memory": pinned, **make_kwargs})
             self._constructor = (env_id, num_envs, device, dict(make_kwargs))
         else:
             pool = _pool

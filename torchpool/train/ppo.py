@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -261,7 +260,7 @@ def train(args: Args) -> dict:
             # The CNN update wants threads, but the env workers need cores too:
             # with every core given to torch, its intra-op threads spin against
             # the workers (a policy step measured 130 ms instead of 3 ms on 2 cores).
-            torch.set_num_threads(max(1, (os.cpu_count() or 2) // 2))
+            torch.set_num_threads(max(1, torchpool.available_cpus() // 2))
         agent = CnnAgent(obs_shape, action_spec.n).to(device)
     else:
         torch.set_num_threads(1)  # small MLPs: extra intra-op threads only fight the env workers
