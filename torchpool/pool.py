@@ -151,10 +151,10 @@ class Pool:
         if num_threads is None:
             num_threads = min(available_cpus(), num_envs)
         num_threads = _positive_int("num_threads", num_threads)
-        if autoreset not in _AUTORESET:
+        if not isinstance(autoreset, str) or autoreset not in _AUTORESET:
             raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**63 - num_envs:
+            raise ValueError(f"seed must be an int in [0, 2**63 - num_envs), got {seed!r}")
         obs_dtype = _resolve_obs_dtype(entry, obs_dtype)
         if max_episode_steps is None:
             max_episode_steps = -1
@@ -467,7 +467,10 @@ class Pool:
             return env_ids
         if isinstance(env_ids, (int, np.integer)) and not isinstance(env_ids, bool):
             env_ids = [int(env_ids)]
-        ids = torch.as_tensor(env_ids)
+        try:
+            ids = torch.as_tensor(env_ids)
+        except (TypeError, ValueError, RuntimeError, OverflowError) as error:
+            raise TypeError(f"env_id must be an int or a 1-D sequence of ints, got {env_ids!r}") from error
         if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8):
             raise TypeError(f"env_id must hold integers, got dtype {ids.dtype}")
         if ids.dim() != 1:
@@ -480,10 +483,13 @@ class Pool:
         if seed is None:
             return None
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            if seed < 0:
-                raise ValueError(f"seed must be non-negative, got {seed}")
+            if seed < 0 or int(seed) + self.num_envs >= 2**63:
+                raise ValueError(f"seed must be in [0, 2**63 - num_envs), got {seed}")
             return (ids + int(seed)).to(torch.int64).contiguous()
-        seeds = torch.as_tensor(seed)
+        try:
+            seeds = torch.as_tensor(seed)
+        except (TypeError, ValueError, RuntimeError, OverflowError) as error:
+            raise TypeError(f"seed must be an int or a 1-D sequence of ints in [0, 2**63), got {seed!r}") from error
         if seeds.dtype.is_floating_point or seeds.dtype == torch.bool or seeds.dim() != 1:
             raise TypeError(f"seed must be an int or a 1-D sequence of ints, got {seed!r}")
         if len(seeds) != len(ids):
