@@ -3,11 +3,8 @@
 Run as a script (``python interrupt_harness.py '<json>'``) by tests/test_interrupts.py,
 so that a hang is a timeout and a KeyboardInterrupt never reaches pytest.
 
-A thread sends SIGINT to the process at random moments. Python's handler
-raises KeyboardInterrupt only while the main thread is "armed", i.e. from just
-before a pool call until the statement after it returns, so the interrupt
-lands inside the call (in C++ or in the pool's own Python, including right
-after the core returns) and never inside this harness's checks.
+``torchpool.testing.Interrupter`` sends SIGINT at random moments; it lands
+only while armed, from just before a pool call until the statement after it.
 
 Rows are checked with `_Probe-v0`, whose observation is [steps in the episode,
 last action, resets, total steps]: per env, the total-steps counter of the
@@ -19,54 +16,13 @@ Prints one JSON line: calls, interrupts, worst interrupt latency, rows checked.
 from __future__ import annotations
 
 import json
-import os
-import random
-import signal
 import sys
-import threading
 import time
 
 import torch
 
 import torchpool
-
-
-class Interrupter:
-    """Sends SIGINT every 0-`gap` seconds; it lands only while `armed`."""
-
-    def __init__(self, gap: float, seed: int):
-        self.armed = False
-        self.sent_at = None  # when the signal that last landed was sent
-        self.landed = 0
-        self.latencies: list[float] = []
-        self._last_sent = 0.0
-        self._rng = random.Random(seed)
-        self._stop = threading.Event()
-        self._gap = gap
-        signal.signal(signal.SIGINT, self._handler)
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _handler(self, signum, frame):
-        if self.armed:
-            self.armed = False
-            self.landed += 1
-            self.sent_at = self._last_sent
-            raise KeyboardInterrupt
-
-    def _run(self):
-        while not self._stop.wait(self._rng.uniform(0, self._gap)):
-            self._last_sent = time.perf_counter()
-            os.kill(os.getpid(), signal.SIGINT)
-
-    def caught(self):
-        """Call in the except clause: records how long the interrupt took to surface."""
-        self.latencies.append(time.perf_counter() - self.sent_at)
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join()
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+from torchpool.testing import Interrupter
 
 
 class Rows:
@@ -99,7 +55,7 @@ def run(case: dict) -> dict:
                           num_threads=case.get("num_threads"), **kwargs)
     probe = env_id == "_Probe-v0"
     rows = Rows(pool.num_envs)
-    interrupter = Interrupter(case.get("gap", 0.01), case.get("seed", 0))
+    interrupter = Interrupter(case.get("gap", 0.02), case.get("seed", 0))
     calls = 0
     deadline = time.perf_counter() + seconds
 

@@ -1,0 +1,65 @@
+"""Helpers for testing code that drives pools: Ctrl-C delivered at random points.
+
+``Interrupter`` sends SIGINT to the process at random moments from a thread.
+Python's handler raises ``KeyboardInterrupt`` only while ``armed`` is set, so
+a test arms it just before a pool call and disarms it in the statement after:
+the interrupt lands inside the call (in C++, or in the pool's own Python,
+including right after the core returns) and never inside the test's checks.
+Main thread only (signal handlers live there).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+
+
+class Interrupter:
+    """SIGINT every ``uniform(0, gap)`` seconds, landing only while ``armed``.
+
+    Use as a context manager, or call ``stop()``: it restores Python's default handler.
+    """
+
+    def __init__(self, gap: float = 0.02, seed: int = 0):
+        self.armed = False
+        self.landed = 0
+        self.latencies: list[float] = []  # signal sent -> KeyboardInterrupt caught, per landed interrupt
+        self._gap = gap
+        self._sent_at = 0.0
+        self._landed_sent_at = 0.0
+        self._rng = random.Random(seed)
+        self._stop = threading.Event()
+        signal.signal(signal.SIGINT, self._handler)
+        self._thread = threading.Thread(target=self._run, daemon=True, name="interrupter")
+        self._thread.start()
+
+    def _handler(self, signum, frame):
+        if self.armed:
+            self.armed = False
+            self.landed += 1
+            self._landed_sent_at = self._sent_at
+            raise KeyboardInterrupt
+
+    def _run(self):
+        while not self._stop.wait(self._rng.uniform(0, self._gap)):
+            self._sent_at = time.perf_counter()
+            os.kill(os.getpid(), signal.SIGINT)
+
+    def caught(self) -> None:
+        """Call from the ``except KeyboardInterrupt`` clause: records how long the interrupt took."""
+        self.latencies.append(time.perf_counter() - self._landed_sent_at)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.armed = False
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __enter__(self) -> "Interrupter":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
