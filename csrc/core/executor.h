@@ -750,6 +750,7 @@ class Executor final : public ExecutorBase {
       discard_[id].store(0, std::memory_order_relaxed);
       in_flight_[id] = 0;
       slots_[id]->failure.clear();  // the failed env is still reset before it steps again
+      slots_[id]->has_pending_seed = false;  // an interrupted reset(seed=...) leaves no seed behind
     }
     if (block_kind) {
       block_failures_[abandoned_.block].store(0, std::memory_order_relaxed);
