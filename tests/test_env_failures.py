@@ -136,3 +136,29 @@ def test_env_error_pickles_without_its_batch():
     error = torchpool.EnvError([3], ["boom"], batch=object())
     copy = pickle.loads(pickle.dumps(error))
     assert copy.env_ids == [3] and copy.messages == {3: "boom"} and copy.batch is None
+
+
+def test_an_interrupt_while_the_env_error_is_built_gives_the_batch_and_its_failures_back():
+    # Ctrl-C can land in the Python that turns the core's failure into an
+    # EnvError, after the batch was taken: the next recv() must raise it again.
+    from torchpool import _core, errors
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with torchpool.make("_Probe-v0", num_envs=4, batch_size=2, fail_at_step=1, num_threads=1) as pool:
+        pool.async_reset()
+        for _ in range(2):
+            td = pool.recv()
+            pool.send(torch.ones(2, dtype=torch.int64), td["env_id"].clone())
+        _core.set_env_error_factory(interrupted)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                pool.recv()
+        finally:
+            _core.set_env_error_factory(errors._from_core)
+        assert pool.in_flight == 4
+        with pytest.raises(torchpool.EnvError) as error:
+            pool.recv()
+        assert len(error.value.env_ids) == 2 and error.value.batch["truncated"].all()
+        assert pool.in_flight == 2

@@ -21,6 +21,9 @@ case "$mode" in
            runtime="$(g++ -print-file-name=libtsan.so)" ;;
   *) echo "mode must be address or thread" >&2; exit 2 ;;
 esac
+# libstdc++ preloaded too: the interpreter does not link it, and without it the
+# runtime's __cxa_throw interceptor finds nothing to forward to at the first throw.
+runtime="$runtime:$(g++ -print-file-name=libstdc++.so)"
 build="$root/build/san-$mode"
 reports="$build/reports"
 mkdir -p "$build" "$reports"

@@ -260,8 +260,10 @@ class Executor final : public ExecutorBase {
     const size_t block = next_block();
     // An interrupt here changes nothing: the rows stay in flight for the next recv().
     wait_until(ring_.filled(block), ring_.target(), check);
-    finish_block(block);
+    // Undoable from here on: Python builds an EnvFailure's exception in Python
+    // code, where KeyboardInterrupt can replace it after the batch was taken.
     undoable_block_ = static_cast<int64_t>(block);
+    finish_block(block);
     return block;
   }
 
@@ -270,6 +272,11 @@ class Executor final : public ExecutorBase {
     const auto block = static_cast<size_t>(std::exchange(undoable_block_, -1));
     rows_received_ -= options_.batch_size;
     ring_.filled(block).restore(ring_.target());
+    if (!undo_failures_.env_ids.empty()) {  // the failures it raised are raised again
+      block_failures_[block].store(static_cast<int32_t>(undo_failures_.env_ids.size()), std::memory_order_relaxed);
+      for (size_t i = 0; i < undo_failures_.env_ids.size(); ++i)
+        slots_[undo_failures_.env_ids[i]]->failure = undo_failures_.messages[i];
+    }
     if (options_.batch_size == options_.num_envs) {
       std::fill(in_flight_.begin(), in_flight_.end(), 1);
     } else {
@@ -741,6 +748,7 @@ class Executor final : public ExecutorBase {
   // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
   void settle(const InterruptCheck& check) {
     undoable_block_ = -1;
+    undo_failures_.env_ids.clear();
     if (abandoned_.kind == Abandoned::kNone) return;
     const bool block_kind = abandoned_.kind == Abandoned::kBlock;
     FillCounter& counter = block_kind ? ring_.filled(abandoned_.block) : reset_filled_;
@@ -799,6 +807,8 @@ class Executor final : public ExecutorBase {
       messages.push_back(std::move(slot.failure));
       slot.failure.clear();
     }
+    undo_failures_.env_ids = failed;  // kept for undo_recv()
+    undo_failures_.messages = messages;
     throw EnvFailure(block, count, std::move(failed), std::move(messages));
   }
 
@@ -1069,6 +1079,10 @@ class Executor final : public ExecutorBase {
   } abandoned_;
   uint64_t rows_sent_ = 0, rows_received_ = 0;  // caller-only
   int64_t undoable_block_ = -1;                 // caller-only: see undo_recv()
+  struct {
+    std::vector<int64_t> env_ids;
+    std::vector<std::string> messages;
+  } undo_failures_;  // caller-only: what the undoable block raised
   // Per env, set by the caller of an interrupted call: skip the env's row.
   std::unique_ptr<std::atomic<uint8_t>[]> discard_;
   // Per block, and for reset(): rows holding a failure (NOTE [Env failures]).
