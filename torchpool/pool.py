@@ -270,7 +270,8 @@ class Pool:
         """Waits for the next ``batch_size`` results and returns them (with ``env_id``)."""
         core = self._live_core()
         block = core.next_block
-        if core.owner(block).__class__ is not _Buffer and core.rows_sent != core.rows_received:
+        # send_into() needs a sync pool, so only there can the next block be a caller's.
+        if not self.is_async and core.owner(block).__class__ is not _Buffer and core.rows_sent != core.rows_received:
             raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
         self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
         try:
