@@ -1,6 +1,6 @@
 """Soak: random calls, interrupts and env failures for N minutes, checking every row; then make/close cycles.
 
-    python benchmarks/soak.py --minutes 30          # the recorded run (benchmarks/RESULTS.md)
+    python benchmarks/soak.py --minutes 30 --record # the recorded run: RESULTS.md section and soak.png
     python benchmarks/soak.py --seconds 45 --cycles 200   # tests/test_soak.py
 
 Pools: CartPole-v1, Pong-v5, HalfCheetah-v5 and _Probe-v0 (random failures,
@@ -25,12 +25,14 @@ report (and writes it with ``--out``); exits 1 if an invariant broke.
 from __future__ import annotations
 
 import argparse
+import datetime
 import gc
 import json
 import os
 import random
 import sys
 import time
+from pathlib import Path
 
 import torch
 from tqdm import tqdm
@@ -259,12 +261,15 @@ def soak(seconds: float, seed: int, progress: bool) -> dict:
     start = time.perf_counter()
     warm_rss = None
     rounds = 0
+    samples = [(0.0, rss_mib())]  # (seconds, RSS MiB) every 10 s, for the plot
     bar = tqdm(total=int(seconds), unit="s", desc="soak", disable=not progress)
     try:
         while (elapsed := time.perf_counter() - start) < seconds:
             if warm_rss is None and elapsed > min(60.0, 0.1 * seconds):
                 gc.collect()
                 warm_rss = rss_mib()
+            if elapsed - samples[-1][0] >= 10.0:
+                samples.append((elapsed, rss_mib()))
             tracked = rng.choice(pools)
             for _ in range(rng.randint(1, 30)):
                 (async_round if tracked.pool.is_async else sync_round)(rng, interrupter, tracked)
@@ -283,7 +288,65 @@ def soak(seconds: float, seed: int, progress: bool) -> dict:
             "rows_checked": sum(t.rows for t in pools), "env_failures": sum(t.failures for t in pools),
             "interrupts": interrupter.landed, "worst_interrupt_latency_s": round(max(interrupter.latencies, default=0), 4),
             "rss_warm_mib": round(warm_rss or end_rss, 1), "rss_end_mib": round(end_rss, 1),
-            "rss_growth_mib": round(end_rss - (warm_rss or end_rss), 1)}
+            "rss_growth_mib": round(end_rss - (warm_rss or end_rss), 1),
+            "warm_up_s": round(min(60.0, 0.1 * seconds), 1), "rss_samples": [(round(t, 1), round(m, 1)) for t, m in samples]}
+
+
+def record(report: dict, command: str, folder: Path) -> None:
+    """Writes soak.png (RSS over the run) and the soak section of RESULTS.md."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from torchpool import bench
+
+    info = bench.machine(())
+    minutes = [t / 60 for t, _ in report["rss_samples"]]
+    figure, axis = plt.subplots(figsize=(7, 3.5))
+    axis.plot(minutes, [m for _, m in report["rss_samples"]], marker=".")
+    axis.axvline(report["warm_up_s"] / 60, color="grey", linestyle="--", label="end of warm-up")
+    axis.set_xlabel("minutes")
+    axis.set_ylabel("RSS (MiB)")
+    axis.set_title(f"soak: {report['rows_checked']:,} rows checked, {report['interrupts']:,} interrupts, "
+                   f"{report['env_failures']:,} env failures", fontsize=9)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(folder / "soak.png", dpi=120)
+    ok = "every invariant held" if report["ok"] else f"BROKEN: {report['broken']}"
+    section = "\n".join([
+        "<!-- soak:begin -->",
+        "## Soak: random calls, interrupts and env failures (`benchmarks/soak.py`)",
+        "",
+        "Does a pool stay exact and leak nothing under a long run of random sync/async calls, env-id "
+        "subsets, resets, Ctrl-C at random points and injected env failures (CartPole-v1, Pong-v5, "
+        "HalfCheetah-v5, _Probe-v0; every row checked for loss, duplication and per-env monotonic "
+        "counters)? Targets: RSS growth after warm-up <= 5 MiB; threads and file descriptors after the "
+        "make/close cycles back to where they started.",
+        "",
+        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
+        f"- Command: `{command}`",
+        "",
+        "| measure | value |",
+        "|---|---:|",
+        f"| soak length | {report['seconds'] / 60:.1f} min |",
+        f"| calls | {report['calls']:,} |",
+        f"| rows checked | {report['rows_checked']:,} |",
+        f"| env failures injected (and raised as EnvError) | {report['env_failures']:,} |",
+        f"| Ctrl-C delivered inside calls | {report['interrupts']:,} |",
+        f"| worst interrupt latency | {report['worst_interrupt_latency_s'] * 1000:.0f} ms |",
+        f"| RSS after warm-up ({report['warm_up_s']:.0f} s) -> end | {report['rss_warm_mib']:.1f} -> "
+        f"{report['rss_end_mib']:.1f} MiB ({report['rss_growth_mib']:+.1f} MiB) |",
+        f"| make/close cycles | {report['cycles']:,} |",
+        f"| threads before -> after | {report['threads_before']} -> {report['threads_after']} |",
+        f"| file descriptors before -> after | {report['fds_before']} -> {report['fds_after']} |",
+        f"| result | {ok} |",
+        "",
+        "![RSS over the soak](soak.png)",
+        "<!-- soak:end -->",
+    ])
+    bench.write_section(folder / "RESULTS.md", section, "<!-- soak:begin -->", "<!-- soak:end -->")
 
 
 def main(argv=None) -> int:
@@ -294,6 +357,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seeds the calls, the interrupts and the pools")
     parser.add_argument("--out", default=None, help="also write the JSON report here")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--record", action="store_true", help="write the RESULTS.md section and soak.png")
     args = parser.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else 60.0 * (args.minutes if args.minutes is not None else 1.0)
     report = {"torch_threads": torch.get_num_threads(), "cpus": torchpool.available_cpus()}
@@ -303,11 +367,13 @@ def main(argv=None) -> int:
         report["ok"] = True
     except Broken as error:
         report.update(ok=False, broken=str(error))
-    text = json.dumps(report, indent=1)
+    text = json.dumps({k: v for k, v in report.items() if k != "rss_samples"}, indent=1)
     print(text)
     if args.out:
         with open(args.out, "w") as file:
             file.write(text + "\n")
+    if args.record and "rows_checked" in report:
+        record(report, " ".join(["python benchmarks/soak.py", *sys.argv[1:]]), Path(__file__).resolve().parent)
     return 0 if report["ok"] else 1
 
 
