@@ -123,29 +123,6 @@ def test_seeding_at_make_and_reset_agree():
     assert not torch.equal(pool.reset()["observation"], first), "no seed continues the stream"
 
 
-def _rollout(env_id, num_threads, steps=150, num_envs=32):
-    pool = torchpool.make(env_id, num_envs=num_envs, num_threads=num_threads, seed=11, max_episode_steps=40)
-    generator = torch.Generator().manual_seed(0)
-    outputs = [pool.reset().clone()]
-    for _ in range(steps):
-        if hasattr(pool.action_spec, "n"):
-            action = torch.randint(0, pool.action_spec.n, (num_envs,), generator=generator)
-        else:
-            action = torch.rand((num_envs, *pool.action_spec.shape), generator=generator) * 4 - 2
-        outputs.append(pool.step(action).clone())
-    pool.close()
-    return torch.stack(outputs)
-
-
-@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "Acrobot-v1"])
-def test_results_do_not_depend_on_num_threads(env_id):
-    reference = _rollout(env_id, num_threads=1)
-    for threads in (2, 4):
-        result = _rollout(env_id, num_threads=threads)
-        for key in reference.keys():
-            assert torch.equal(result[key], reference[key]), f"{env_id}: {key} differs with num_threads={threads}"
-
-
 def _async_trajectories(num_threads):
     """Per-env observation sequences of an async pool whose envs finish in random order."""
     pool = probe(num_envs=12, batch_size=4, num_threads=num_threads, max_sleep_us=200.0, episode_length=4, seed=5)

@@ -53,7 +53,7 @@ cp "$build"/_core*.so "$package/torchpool/"
 export PYTHONPATH="$package"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:log_path=$reports/asan"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan"
-export TSAN_OPTIONS="halt_on_error=0:report_signal_unsafe=0:second_deadlock_stack=1:log_path=$reports/tsan"
+export TSAN_OPTIONS="halt_on_error=0:report_signal_unsafe=0:second_deadlock_stack=1:die_after_fork=0:log_path=$reports/tsan"
 launch=()
 [ "$mode" = thread ] && launch=(setarch "$(uname -m)" -R)  # TSan needs the classic memory layout
 

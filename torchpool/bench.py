@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from ._cpus import available_cpus
 from .pool import Pool
 
 
@@ -120,7 +121,7 @@ def run_envpool(env_id: str, num_envs: int, calls: int, batch_size: int | None =
     steps_per_s, us = _time(call, calls, warmup)
     env.close()
     # EnvPool's num_threads=0 means min(batch_size, hardware threads) (envpool/core/async_envpool.h).
-    threads = num_threads or min(batch_size, os.cpu_count() or 1)
+    threads = num_threads or min(batch_size, available_cpus())
     return Result("envpool", "sync" if batch_size == num_envs else "async", env_id, num_envs, batch_size,
                   threads, steps_per_s, us)
 

@@ -47,8 +47,8 @@ class SplitTail {
   // (its row was received).
   void arm(const int32_t* ids, size_t count, int32_t substeps, size_t threads) {
     for (size_t i = 0; i < count; ++i) {
-      entries_[i].env = ids[i];
-      entries_[i].home = static_cast<int32_t>(i % threads);
+      entries_[i].env.store(ids[i], std::memory_order_relaxed);
+      entries_[i].home.store(static_cast<int32_t>(i % threads), std::memory_order_relaxed);
       entries_[i].left.store(substeps, std::memory_order_release);
     }
     armed_count_.store(static_cast<int32_t>(count), std::memory_order_release);
@@ -77,14 +77,14 @@ class SplitTail {
         // acquire: an entry armed meanwhile shows its `home` (written before `left`).
         const int32_t left = entries_[i].left.load(std::memory_order_acquire);
         if (!takeable(left)) continue;
-        const int32_t score = left + (entries_[i].home == self ? 1 : 0);
+        const int32_t score = left + (entries_[i].home.load(std::memory_order_relaxed) == self ? 1 : 0);
         if (score > best_score) best = i, best_left = left, best_score = score;
       }
       if (best < 0) return {};
       int32_t expected = best_left;
       if (entries_[best].left.compare_exchange_strong(expected, best_left | kHeld, std::memory_order_acquire,
                                                       std::memory_order_relaxed))
-        return {best, entries_[best].env, best_left == 1};
+        return {best, entries_[best].env.load(std::memory_order_relaxed), best_left == 1};
     }
   }
 
@@ -102,10 +102,14 @@ class SplitTail {
   // Substeps left and no thread holding the entry.
   static bool takeable(int32_t left) { return left > 0 && !(left & kHeld); }
 
+  // env and home are written by arm() before `left` (release) and read after
+  // an acquire of it; atomic (relaxed) because take() also reads `home` of an
+  // entry it then fails to claim, which arm() may be rewriting for the next
+  // call (found by ThreadSanitizer; the score read there is only a hint).
   struct Entry {
     std::atomic<int32_t> left{0};
-    int32_t env = -1;  // env and home: written by arm() before `left`
-    int32_t home = 0;
+    std::atomic<int32_t> env{-1};
+    std::atomic<int32_t> home{0};
   };
 
   std::unique_ptr<Entry[]> entries_;
