@@ -48,7 +48,7 @@ def test_ill_typed_kwarg_is_rejected():
     (dict(num_threads=0), "num_threads must be a positive int"),
     (dict(autoreset="sometimes"), "autoreset must be one of"),
     (dict(obs_dtype=torch.int32), "obs_dtype must be torch.float32 or torch.float64"),
-    (dict(seed=-1), "seed must be a non-negative int"),
+    (dict(seed=-1), r"seed must be an int in \[0, 2\*\*63 - num_envs\)"),
     (dict(max_episode_steps=-3), "max_episode_steps must be a non-negative int"),
 ])
 def test_bad_make_arguments(kwargs, message):
@@ -166,3 +166,25 @@ def test_non_integer_env_ids():
         pool.reset()
         with pytest.raises(TypeError, match="env_id must hold integers"):
             pool.send(torch.zeros(2, dtype=torch.int64), np.array([0.0, 1.0]))
+
+
+def test_a_mistyped_id_suggests_only_the_near_ids():
+    with pytest.raises(ValueError, match=r"Did you mean 'CartPole-v1'\? torchpool"):
+        torchpool.make("Cartpole-v1")  # not also 'Earthworld-v5' and 'Carnival-v5'
+    with pytest.raises(ValueError, match=r"Did you mean 'SpaceInvaders-v5'\? torchpool"):
+        torchpool.make("spaceinvaders-v5")
+
+
+def test_a_mistyped_make_argument_is_suggested_among_the_task_kwargs():
+    with pytest.raises(TypeError, match=r"unknown kwarg 'num_env'\. Did you mean 'num_envs'\?"):
+        torchpool.make("CartPole-v1", num_env=4)
+
+
+def test_list_into_a_closed_pipe_prints_no_traceback():
+    import subprocess
+    import sys
+
+    result = subprocess.run(f"{sys.executable} -m torchpool list | head -1", shell=True, capture_output=True,
+                            text=True, timeout=120)
+    assert result.stdout.startswith("Acrobot-v1")
+    assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr

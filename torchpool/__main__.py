@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import torch
@@ -124,13 +125,19 @@ def main(argv: list[str] | None = None) -> None:
     bench_parser.set_defaults(run=_bench)
 
     demo_parser = commands.add_parser("demo", help="step a pool with a random policy")
-    demo_parser.add_argument("env_id", nargs="?", default="CartPole-v1")
-    demo_parser.add_argument("--num-envs", type=int, default=8)
-    demo_parser.add_argument("--steps", type=int, default=2000)
+    demo_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
+    demo_parser.add_argument("--num-envs", type=int, default=8, help="envs in the pool (default 8)")
+    demo_parser.add_argument("--steps", type=int, default=2000, help="sync steps to run (default 2000)")
     demo_parser.set_defaults(run=_demo)
 
     args = parser.parse_args(argv)
-    args.run(args)
+    try:
+        args.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left (`python -m torchpool list | head`): no traceback, and none
+        # again when the interpreter flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

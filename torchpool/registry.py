@@ -56,11 +56,26 @@ def list_envs() -> list[str]:
 
 
 def _closest(name: str, choices: list[str]) -> str:
-    matches = difflib.get_close_matches(name, choices, n=3, cutoff=0.5)
-    if not matches:
-        lowered = {c.lower(): c for c in choices}
-        matches = [lowered[c] for c in difflib.get_close_matches(name.lower(), list(lowered), n=3, cutoff=0.5)]
-    return f" Did you mean {', '.join(repr(m) for m in matches)}?" if matches else ""
+    """" Did you mean ...?" with the choices nearest to ``name``, ignoring case.
+
+    Only those about as near as the nearest are named: with 120 ids, a
+    mistyped 'Cartpole-v1' is near 'CartPole-v1' and also, less so, to
+    Atari names such as 'Earthworld-v5', which would only be noise.
+    """
+    lowered = {choice.lower(): choice for choice in choices}
+    if name.lower() in lowered:
+        return f" Did you mean {lowered[name.lower()]!r}?"
+    scored = sorted(((difflib.SequenceMatcher(None, name.lower(), key).ratio(), lowered[key]) for key in lowered),
+                    reverse=True)
+    if not scored or scored[0][0] < 0.5:
+        return ""
+    matches = [choice for ratio, choice in scored[:3] if ratio >= max(0.5, scored[0][0] - 0.1)]
+    return f" Did you mean {', '.join(repr(m) for m in matches)}?"
+
+
+# torchpool.make's own arguments: an unknown task kwarg may be a misspelling of one.
+MAKE_ARGUMENTS = ("num_envs", "batch_size", "num_threads", "seed", "autoreset", "obs_dtype", "max_episode_steps",
+                  "thread_affinity_offset", "spin_polls", "pin_memory")
 
 
 def lookup(env_id: str) -> EnvEntry:
@@ -108,7 +123,7 @@ def resolve_kwargs(entry: EnvEntry, kwargs: dict[str, Any]) -> dict[str, Any]:
         if name not in entry.kwargs:
             known = ", ".join(sorted(entry.kwargs)) or "none"
             raise TypeError(
-                f"{entry.env_id} got an unknown kwarg {name!r}.{_closest(name, list(entry.kwargs))} "
+                f"{entry.env_id} got an unknown kwarg {name!r}.{_closest(name, [*entry.kwargs, *MAKE_ARGUMENTS])} "
                 f"Its task kwargs: {known}."
             )
         resolved[name] = _check_type(entry.env_id, name, value, entry.kwargs[name].type)
