@@ -149,15 +149,29 @@ def test_make_vec_builds_a_vector_env_for_every_registered_id():
     try:
         assert isinstance(envs, gymnasium.vector.VectorEnv) and isinstance(envs, VectorEnv)
         assert envs.num_envs == 8 and envs.pool.num_envs == 8 and envs.spec.id == "torchpool/CartPole-v1"
-        assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+        assert envs.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP  # Gymnasium's default
         obs, _ = envs.reset()
         assert obs.shape == (8, 4) and obs.dtype == np.float32
     finally:
         envs.close()
     # The "module:id" form imports torchpool.gym itself, for scripts that never do.
-    envs = gymnasium.make_vec("torchpool.gym:torchpool/Pendulum-v1", num_envs=2, autoreset_mode="NextStep")
-    assert envs.autoreset_mode is AutoresetMode.NEXT_STEP and envs.pool.autoreset == "next_step"
+    envs = gymnasium.make_vec("torchpool.gym:torchpool/Pendulum-v1", num_envs=2, autoreset_mode="SameStep")
+    assert envs.autoreset_mode is AutoresetMode.SAME_STEP and envs.pool.autoreset == "same_step"
     envs.close()
+
+
+def test_gymnasiums_vector_wrappers_take_a_renamed_id_unchanged():
+    # NormalizeObservation refuses SAME_STEP; with Gymnasium's default mode it works as on SyncVectorEnv.
+    from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
+
+    envs = RecordEpisodeStatistics(NormalizeObservation(gymnasium.make_vec("torchpool/CartPole-v1", num_envs=4)))
+    try:
+        envs.reset(seed=0)
+        for _ in range(50):
+            obs, reward, terminated, truncated, info = envs.step(envs.action_space.sample())
+        assert obs.shape == (4, 4) and np.isfinite(obs).all()
+    finally:
+        envs.close()
 
 
 def test_partial_reset_with_seed_matches_a_full_reset_with_that_seed():
@@ -179,7 +193,8 @@ def test_partial_reset_with_seed_matches_a_full_reset_with_that_seed():
 
 
 def test_torch_outputs():
-    with VectorEnv("CartPole-v1", 3, array_type="torch", max_episode_steps=2, seed=0) as envs:
+    with VectorEnv("CartPole-v1", 3, array_type="torch", max_episode_steps=2, seed=0,
+                   autoreset_mode=AutoresetMode.SAME_STEP) as envs:
         obs, info = envs.reset()
         assert isinstance(obs, torch.Tensor) and obs.shape == (3, 4) and obs.dtype == torch.float32
         envs.step(torch.ones(3, dtype=torch.int64))
@@ -250,7 +265,7 @@ class _Recorder(gymnasium.vector.VectorWrapper):
 
 def test_normalize_observation():
     with pytest.raises(ValueError, match="NEXT_STEP"):  # Gymnasium refuses same-step envs
-        gymnasium.wrappers.vector.NormalizeObservation(VectorEnv("CartPole-v1", 2))
+        gymnasium.wrappers.vector.NormalizeObservation(VectorEnv("CartPole-v1", 2, autoreset_mode="same_step"))
     recorder = _Recorder(VectorEnv("CartPole-v1", NUM_ENVS, autoreset_mode=AutoresetMode.NEXT_STEP, seed=2))
     envs = gymnasium.wrappers.vector.NormalizeObservation(recorder)
     envs.reset()

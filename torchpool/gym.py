@@ -8,14 +8,15 @@
 A step returns what Gymnasium 1.x's ``SyncVectorEnv`` returns in the same
 autoreset mode (one ``Pool.step`` replaces its Python loop over envs):
 
-* ``SAME_STEP`` (the default, torchpool's own): an env whose episode ends is
+* ``NEXT_STEP`` (the default, as Gymnasium's and EnvPool's): the step after an
+  end resets the env, ignores its action and returns reward 0, not done.
+  Gymnasium's vector wrappers (``NormalizeObservation``, ...) accept it.
+* ``SAME_STEP`` (torchpool's own, on request): an env whose episode ends is
   reset inside the step; ``observation`` is the first of the new episode.
   When any env ended, ``info`` holds ``final_obs`` (NumPy: an object array with
   the true last observation where it ended and ``None`` elsewhere), the
   per-env info of the finishing step under ``final_info``, and their masks
   ``_final_obs`` / ``_final_info``. When none ended, there are no such keys.
-* ``NEXT_STEP`` (Gymnasium's default, EnvPool's): the step after an end resets
-  the env, ignores its action and returns reward 0, not done.
 * ``DISABLED``: the caller resets ended envs with
   ``reset(options={"reset_mask": mask})``; stepping one before that raises.
 
@@ -89,8 +90,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         env_id: a torchpool env id (``torchpool.list_envs()``), without the
             ``torchpool/`` namespace.
         num_envs: how many envs.
-        autoreset_mode: ``AutoresetMode.SAME_STEP`` (default), ``NEXT_STEP`` or
-            ``DISABLED``; strings (``"NextStep"`` or the Pool's ``"next_step"``)
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default, as Gymnasium's),
+            ``SAME_STEP`` or ``DISABLED``; strings (``"NextStep"`` or the Pool's ``"next_step"``)
             work too. ``make_kwargs["autoreset"]`` is accepted as an alias.
         array_type: ``"numpy"`` (default) or ``"torch"`` for the outputs.
         device: with ``array_type="torch"``, where outputs go (default: stay on
@@ -120,7 +121,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     ):
         pool_autoreset = make_kwargs.pop("autoreset", None)
         if autoreset_mode is None:
-            autoreset_mode = AutoresetMode.SAME_STEP if pool_autoreset is None else pool_autoreset
+            autoreset_mode = AutoresetMode.NEXT_STEP if pool_autoreset is None else pool_autoreset
         elif pool_autoreset is not None and _autoreset_mode(pool_autoreset) != _autoreset_mode(autoreset_mode):
             raise ValueError(f"autoreset={pool_autoreset!r} contradicts autoreset_mode={autoreset_mode!r}; pass one")
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
