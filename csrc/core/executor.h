@@ -2,7 +2,7 @@
 //
 // Data flow: the caller validates a send() and copies the actions into
 // per-env slots, pushes work items, and returns. Workers (and the caller
-// itself while it waits in wait_block/reset) claim items, step or reset each
+// itself while it waits in step/recv/reset) claim items, step or reset each
 // env in the item, and write every output field straight into a row of an
 // output block. The caller then hands the block to Python as tensors.
 //
@@ -132,7 +132,7 @@ class ExecutorBase {
   // neither stopped nor joined; their handles are leaked.
   virtual void forget_threads() = 0;
   // Whether a push of `count` envs wakes the workers, so the envs step while
-  // the caller does something else; if not, the caller steps them in wait_block.
+  // the caller does something else; if not, the caller steps them in step()/recv().
   virtual bool wakes_workers(size_t count) const = 0;
   // How many times a worker fell asleep (waited in the kernel for work) while
   // the caller was inside step()/recv(): the sleeps NOTE [Workers wait out
@@ -308,7 +308,8 @@ class Executor final : public ExecutorBase {
 
   void forget_threads() override {
     stopping_.store(true);
-    (void)new std::vector<std::thread>(std::move(workers_));  // leaked on purpose: see ExecutorBase
+    // Leaked on purpose: destroying a joinable std::thread terminates, and joining one that does not exist here hangs.
+    (void)std::make_unique<std::vector<std::thread>>(std::move(workers_)).release();
     workers_.clear();
   }
 
@@ -927,6 +928,8 @@ class Executor final : public ExecutorBase {
 
   // Only sync steps and reset() are ever discarded, so a skipped row needs
   // nothing written: the caller drops the whole batch.
+  // relaxed: a thread that misses a flag just set runs the env, which the
+  // caller's wait allows for (an env already running is waited out anyway).
   bool discarded(int32_t env_id) const { return discard_[env_id].load(std::memory_order_relaxed) != 0; }
 
   void publish(size_t block, int32_t rows, int32_t failures) {
