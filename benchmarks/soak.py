@@ -157,16 +157,20 @@ def call(interrupter: Interrupter, tracked: Tracked, function):
         return error.batch, error.env_ids, False
 
 
+def reset_round(interrupter: Interrupter, t: Tracked, ids: list[int]) -> None:
+    td, failed, interrupted = call(interrupter, t, lambda: t.pool.reset(env_ids=ids))
+    if interrupted:
+        t.discarded(ids)  # dropped whole: some of them may have been reset
+    else:
+        t.rows_in(td, failed, reset=True)
+
+
 def sync_round(rng: random.Random, interrupter: Interrupter, t: Tracked) -> None:
     pool, n = t.pool, t.pool.num_envs
     choice = rng.random()
     if choice < 0.1 or t.length[0] is None:
-        ids = sorted(rng.sample(range(n), rng.randint(1, n))) if t.length[0] is not None else list(range(n))
-        td, failed, interrupted = call(interrupter, t, lambda: pool.reset(env_ids=ids))
-        if interrupted:
-            t.discarded(ids)
-        else:
-            t.rows_in(td, failed, reset=True)
+        reset_round(interrupter, t,
+                    sorted(rng.sample(range(n), rng.randint(1, n))) if t.length[0] is not None else list(range(n)))
         return
     t.sent.update(range(n))
     action = t.actions(n)
@@ -195,19 +199,12 @@ def _view(pool, out: torch.Tensor):
 def async_round(rng: random.Random, interrupter: Interrupter, t: Tracked) -> None:
     pool = t.pool
     if t.length[0] is None:
-        td, failed, interrupted = call(interrupter, t, pool.reset)
-        if not interrupted:
-            t.rows_in(td, failed, reset=True)
+        reset_round(interrupter, t, list(range(pool.num_envs)))
         return
     idle = t.idle()
     choice = rng.random()
     if idle and choice < 0.1:
-        ids = sorted(rng.sample(idle, rng.randint(1, len(idle))))
-        td, failed, interrupted = call(interrupter, t, lambda: pool.reset(env_ids=ids))
-        if interrupted:
-            t.discarded(ids)
-        else:
-            t.rows_in(td, failed, reset=True)
+        reset_round(interrupter, t, sorted(rng.sample(idle, rng.randint(1, len(idle)))))
         return
     if idle and (choice < 0.55 or pool.in_flight < pool.batch_size):
         ids = rng.sample(idle, rng.randint(1, len(idle)))
