@@ -64,7 +64,10 @@ def _close_live_pools() -> None:
     # Interpreter exit with work in flight must not hang: join the workers
     # while the interpreter is still whole.
     for pool in list(_live_pools):
-        pool.close()
+        try:
+            pool.close()
+        except RuntimeError:  # another (daemon) thread is inside the pool: the process ends around it
+            pass
 
 
 def _column_views(data: torch.Tensor, layout: list, rows: int) -> dict[str, torch.Tensor]:
