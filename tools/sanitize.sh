@@ -56,7 +56,9 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan
 export TSAN_OPTIONS="halt_on_error=0:report_signal_unsafe=0:second_deadlock_stack=1:die_after_fork=0:log_path=$reports/tsan"
 launch=()
 deselect="cpp_queue"  # run above, sanitized
+export TORCHPOOL_TEST_SLOWDOWN=3  # interrupt tests: longer runs and gaps for the slower envs
 if [ "$mode" = thread ]; then
+  export TORCHPOOL_TEST_SLOWDOWN=10
   launch=(setarch "$(uname -m)" -R)  # TSan needs the classic memory layout
   # TSan cannot follow fork() out of a threaded process ("dup thread with used id"): fork tests run under ASan.
   deselect="$deselect or fork"
