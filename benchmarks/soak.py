@@ -283,7 +283,7 @@ def soak(seconds: float, seed: int, progress: bool) -> dict:
         tracked.pool.close()
     return {"seconds": round(time.perf_counter() - start, 1), "calls": rounds,
             "rows_checked": sum(t.rows for t in pools), "env_failures": sum(t.failures for t in pools),
-            "interrupts": interrupter.landed, "worst_interrupt_latency_s": round(max(interrupter.latencies, default=0), 4),
+            "interrupts": interrupter.landed, "worst_interrupt_latency_s": round(interrupter.worst_latency, 4),
             "rss_warm_mib": round(warm_rss or end_rss, 1), "rss_end_mib": round(end_rss, 1),
             "rss_growth_mib": round(end_rss - (warm_rss or end_rss), 1),
             "warm_up_s": round(min(60.0, 0.1 * seconds), 1), "rss_samples": [(round(t, 1), round(m, 1)) for t, m in samples]}
