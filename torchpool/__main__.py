@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 import torch
 
@@ -42,7 +43,10 @@ def _bench(args: argparse.Namespace) -> None:
     results = []
     for name, run in tqdm(cases, desc=f"bench {args.env_id} num_envs={n}", unit="system"):
         try:
-            results.append((name, run()))
+            # The peers' own warnings (Gymnasium's dtype notes, ...) would land in the progress bar.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                results.append((name, run()))
         except Exception as error:  # a missing optional system should not end the table
             results.append((name, error))
     base = next(r.steps_per_s for name, r in results if name == "torchpool sync")
