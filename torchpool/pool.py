@@ -41,10 +41,10 @@ from ._held import HeldWatch  # noqa: E402
 from .output_targets import OutputTargets  # noqa: E402
 from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec
 
-# Codes shared with csrc/core/spec.h (enum class Dtype).
 # Bad input, raised before anything is queued (a ValueError).
 InputError = _core.InputError
 
+# Codes shared with csrc/core/spec.h (enum class Dtype).
 _DTYPES = {0: torch.bool, 1: torch.uint8, 2: torch.int32, 3: torch.int64, 4: torch.float32, 5: torch.float64}
 _CODES = {dtype: code for code, dtype in _DTYPES.items()}
 _AUTORESET = {"same_step": 0, "next_step": 1, "disabled": 2}
@@ -444,10 +444,9 @@ class Pool:
     def _reclaim(self, core, block: int) -> None:
         """Points ``block`` at a buffer nobody else holds before rows land in it."""
         home = self._home[block]
-        # NOTE [Output ring reuse]; redirected blocks (send_into) go back home.
-        if core.owner(block) is not home or home.held():
-            if home.held():
-                home = self._home[block] = self._new_buffer()
+        if home.held():  # NOTE [Output ring reuse]
+            home = self._home[block] = self._new_buffer()
+        if core.owner(block) is not home:  # a fresh buffer, or back home from a send_into()
             core.set_block(block, home.data.data_ptr(), home)
         self._handed_out[block] = False
 

@@ -191,8 +191,8 @@ class RolloutStream(IterableDataset):
                 bar.close()
             for group in groups:
                 pool = group.pool
-                # A step in flight: sent by _act, or queued by a step_into that
-                # Ctrl-C interrupted. Collecting it leaves a caller's pool idle and reusable.
+                # A step in flight: sent by _act (send_into), its recv_into not yet
+                # called or cut short by Ctrl-C. Collecting it leaves a caller's pool idle and reusable.
                 if not pool.closed and pool.in_flight:
                     pool.recv_into()
                 group.in_flight = False

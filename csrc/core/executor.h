@@ -277,13 +277,7 @@ class Executor final : public ExecutorBase {
       for (size_t i = 0; i < undo_failures_.env_ids.size(); ++i)
         slots_[undo_failures_.env_ids[i]]->failure = undo_failures_.messages[i];
     }
-    if (options_.batch_size == options_.num_envs) {
-      std::fill(in_flight_.begin(), in_flight_.end(), 1);
-    } else {
-      const FieldTargets& targets = ring_.targets(block);
-      for (size_t row = 0; row < options_.batch_size; ++row)
-        in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = 1;
-    }
+    mark_block_envs(block, 1);
     return true;
   }
 
@@ -628,8 +622,7 @@ class Executor final : public ExecutorBase {
     const FieldTargets& targets = ring_.targets(block);
     const size_t row = static_cast<size_t>(env_id);
     auto field = [&](size_t index) { return targets.at(index, row); };
-    std::array<uint8_t*, kMaxExtras> extras{};
-    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = targets.at(extras_begin_ + i, row);
+    const std::array<uint8_t*, kMaxExtras> extras = extras_at(targets, row);
     *reinterpret_cast<int64_t*>(field(kEnvId)) = env_id;
     fail_row(*slots_[env_id], field, extras.data(), what);
     publish(block, 1, 1);
@@ -773,28 +766,33 @@ class Executor final : public ExecutorBase {
   // The caller's side of a complete block: its envs are idle again, it counts
   // as received, and the failures among its rows are raised.
   void finish_block(size_t block) {
-    const FieldTargets& targets = ring_.targets(block);
-    const bool sync = options_.batch_size == options_.num_envs;
-    if (sync) {
-      // Every env was in the block. Not read back from the env_id column: a
-      // caller's targets may alias it, and an id read from it indexes memory.
-      std::fill(in_flight_.begin(), in_flight_.end(), 0);
-    } else {
-      for (size_t row = 0; row < options_.batch_size; ++row)
-        in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = 0;
-    }
+    mark_block_envs(block, 0);
     ring_.filled(block).clear();
     rows_received_ += options_.batch_size;
     // The rows' failures were counted before the rows themselves (FillCounter's acquire).
     if (block_failures_[block].exchange(0, std::memory_order_relaxed) == 0) return;
-    if (sync) {
+    if (options_.batch_size == options_.num_envs) {
       throw_failures(block, all_ids_.data(), options_.num_envs);
     } else {
+      const FieldTargets& targets = ring_.targets(block);
       std::vector<int64_t> ids(options_.batch_size);
       for (size_t row = 0; row < options_.batch_size; ++row)
         ids[row] = *reinterpret_cast<const int64_t*>(targets.at(kEnvId, row));
       throw_failures(block, ids.data(), ids.size());
     }
+  }
+
+  // Marks the envs whose rows a complete block holds as in flight (1) or idle (0).
+  void mark_block_envs(size_t block, uint8_t value) {
+    if (options_.batch_size == options_.num_envs) {
+      // Every env is in the block. Not read back from the env_id column: a
+      // caller's targets may alias it, and an id read from it indexes memory.
+      std::fill(in_flight_.begin(), in_flight_.end(), value);
+      return;
+    }
+    const FieldTargets& targets = ring_.targets(block);
+    for (size_t row = 0; row < options_.batch_size; ++row)
+      in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = value;
   }
 
   // Throws EnvFailure for the envs among `ids` whose row holds a failure.
@@ -941,8 +939,7 @@ class Executor final : public ExecutorBase {
   // False when the env threw (NOTE [Env failures]).
   bool run_env(int32_t env_id, Op op, const FieldTargets& targets, size_t row) {
     Slot& slot = *slots_[env_id];
-    std::array<uint8_t*, kMaxExtras> extras{};
-    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = targets.at(extras_begin_ + i, row);
+    const std::array<uint8_t*, kMaxExtras> extras = extras_at(targets, row);
     StepOutput out(targets.at(kObservation, row), spec_.observation.dtype, extras.data());
     auto field = [&](size_t index) { return targets.at(index, row); };
     const size_t observation_bytes = block_layout_.row_bytes(kObservation);
@@ -1003,6 +1000,13 @@ class Executor final : public ExecutorBase {
     *reinterpret_cast<bool*>(field(kDone)) = terminated || truncated;
     *reinterpret_cast<float*>(field(kEpisodeReturn)) = static_cast<float>(episode_return);
     *reinterpret_cast<int64_t*>(field(kEpisodeLength)) = episode_length;
+  }
+
+  // Where each extra field of `row` goes.
+  std::array<uint8_t*, kMaxExtras> extras_at(const FieldTargets& targets, size_t row) const {
+    std::array<uint8_t*, kMaxExtras> extras{};
+    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = targets.at(extras_begin_ + i, row);
+    return extras;
   }
 
   std::array<uint8_t*, kMaxExtras> scratch_extras(Slot& slot) const {
