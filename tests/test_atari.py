@@ -276,6 +276,7 @@ def test_missing_rom_is_a_clear_error(monkeypatch, tmp_path) -> None:
 
 def test_an_atari_id_in_a_build_without_atari_says_so(monkeypatch) -> None:
     # TORCHPOOL_ATARI=0 builds have no Atari entries; their ids get a pointed message.
+    registry.list_envs()  # the Atari ids are registered on first use
     monkeypatch.setattr(registry, "_atari_built", lambda: False)
     monkeypatch.delitem(registry._REGISTRY, "Pong-v5")
     with pytest.raises(ValueError, match="Pong-v5 is an Atari game, but this torchpool was built without"):

@@ -45,7 +45,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
-from .pool import Pool, make
+from .pool import FIXED_KEYS, Pool, make
 from .registry import list_envs
 
 __all__ = ["VectorEnv", "register_envs", "NAMESPACE", "AUTORESET_TO_POOL"]
@@ -60,12 +60,8 @@ AUTORESET_TO_POOL: dict[AutoresetMode, str] = {
 }
 _POOL_TO_AUTORESET = {name: mode for mode, name in AUTORESET_TO_POOL.items()}
 
-# Keys every pool step has; anything else in a step TensorDict is a family
-# extra (``lives``, ``raw_reward``...) and goes to ``info``.
-_POOL_KEYS = frozenset({
-    "observation", "reward", "terminated", "truncated", "done", "env_id",
-    "episode_return", "episode_length", "final_observation",
-})
+# Anything that is not a fixed key is a family extra (``lives``, ``raw_reward``...) and goes to ``info``.
+_POOL_KEYS = frozenset(FIXED_KEYS)
 
 
 def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:

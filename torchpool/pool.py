@@ -41,6 +41,12 @@ from ._held import HeldWatch  # noqa: E402
 from .output_targets import OutputTargets  # noqa: E402
 from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec
 
+registry.attach_core(_core.families, _core.atari_rom_supported)
+
+# The keys every step carries, whatever the family (the family's extras come after them).
+FIXED_KEYS = ("observation", "reward", "terminated", "truncated", "done", "env_id", "episode_return",
+              "episode_length", "final_observation")
+
 # Bad input, raised before anything is queued (a ValueError).
 InputError = _core.InputError
 
@@ -320,14 +326,16 @@ class Pool:
         """
         return OutputTargets.for_columns(weakref.ref(self), self.output_layout(), self.num_envs, columns)
 
-    def _step_into_checked_before(self, action: torch.Tensor, out: torch.Tensor | OutputTargets,
-                                  record: int = 0) -> torch.Tensor:
-        """``step_into`` for a caller that vouches for its arguments: a sync pool
-        with every env idle, ``action`` a tensor ``_full_action`` returns as is,
-        ``out`` a destination ``step_into`` accepted. ``torchpool.stream`` checks
-        them once and saves a microsecond a step, a third of a cheap step.
-        ``record``: an address the core copies the accepted actions to (their
-        bytes as given), or 0."""
+    def step_into_trusted(self, action: torch.Tensor, out: torch.Tensor | OutputTargets,
+                          record: int = 0) -> torch.Tensor | OutputTargets:
+        """Low-level: ``step_into`` for a caller that vouches for its arguments.
+
+        The caller has checked, once, what ``step_into`` checks every call: a
+        sync pool with every env idle, ``takes_as_is(action)``, and ``out`` a
+        destination ``step_into`` accepted. ``torchpool.stream`` does, and saves
+        a microsecond a step, a third of a cheap step. ``record``: an address
+        the core copies the accepted actions to (their bytes as given), or 0.
+        """
         core = self._live_core()
         self._point(core, core.next_block, out)
         return core.step(action.data_ptr(), _CODES[action.dtype], record)
@@ -403,6 +411,24 @@ class Pool:
     def output_bytes(td: TensorDict) -> torch.Tensor:
         """Low-level: the uint8 buffer a TensorDict from ``step()``/``recv()`` views (no copy)."""
         return torch.empty(0, dtype=torch.uint8).set_(td["env_id"].untyped_storage())
+
+    @property
+    def output_spec(self) -> dict[str, tuple[torch.dtype, tuple[int, ...]]]:
+        """``{key: (dtype, per-env shape)}`` of every output a step returns: ``FIXED_KEYS`` then the extras."""
+        return {name: (dtype, shape) for name, dtype, shape, _ in self.output_layout()}
+
+    def takes_as_is(self, action: Any) -> bool:
+        """Whether ``step()``/``step_into()`` would send ``action`` to every env as it is (no conversion, no copy)."""
+        return self._full_action(action) is action
+
+    def steps_in_background(self, num_envs: int | None = None) -> bool:
+        """Whether a step of ``num_envs`` envs (default all) runs on the worker threads.
+
+        Envs cheap enough are stepped on the calling thread instead, where
+        waking a worker would cost more than the step (docs/design.md, scheduling).
+        """
+        count = self.num_envs if num_envs is None else _positive_int("num_envs", num_envs)
+        return bool(self._live_core().wakes_workers(count))
 
     @property
     def closed(self) -> bool:

@@ -43,6 +43,30 @@ class EnvEntry:
 
 _REGISTRY: dict[str, EnvEntry] = {}
 
+# What the extension was built with, told by pool.py (the one module that
+# imports it): its family names and whether ALE plays a ROM. The Atari ids are
+# registered on first use, since finding which ROMs ALE plays hashes each
+# of them (a second of CPU that `import torchpool` should not pay).
+_core_families: Callable[[], list[str]] = lambda: []  # noqa: E731
+_rom_supported: Callable[[str], bool] = lambda path: False  # noqa: E731
+_atari_registered = False
+
+
+def attach_core(families: Callable[[], list[str]], rom_supported: Callable[[str], bool]) -> None:
+    global _core_families, _rom_supported
+    _core_families, _rom_supported = families, rom_supported
+
+
+def _entries() -> dict[str, EnvEntry]:
+    global _atari_registered
+    if not _atari_registered:
+        _atari_registered = True
+        if _atari_built():
+            for rom in _atari_roms():
+                register(EnvEntry(atari_env_id(rom), "Atari", dict(_ATARI_KWARGS), observation="image",
+                                  reference=f"ALE/{atari_env_id(rom)}", prepare=_prepare_atari(rom)))
+    return _REGISTRY
+
 
 def register(entry: EnvEntry) -> None:
     if entry.env_id in _REGISTRY:
@@ -52,7 +76,7 @@ def register(entry: EnvEntry) -> None:
 
 def list_envs() -> list[str]:
     """Every registered env id, sorted."""
-    return sorted(env_id for env_id, entry in _REGISTRY.items() if not entry.hidden)
+    return sorted(env_id for env_id, entry in _entries().items() if not entry.hidden)
 
 
 def _closest(name: str, choices: list[str]) -> str:
@@ -81,16 +105,15 @@ MAKE_ARGUMENTS = ("num_envs", "batch_size", "num_threads", "seed", "autoreset", 
 def lookup(env_id: str) -> EnvEntry:
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
-    try:
-        return _REGISTRY[env_id]
-    except KeyError:
-        if _unbuilt_atari(env_id):
-            raise ValueError(f"{env_id} is an Atari game, but this torchpool was built without the Atari family "
-                             "(TORCHPOOL_ATARI=0); reinstall it with Atari (see the README's Atari section)") from None
-        raise ValueError(
-            f"unknown env id {env_id!r}.{_closest(env_id, list_envs())} "
-            f"torchpool.list_envs() lists all {len(list_envs())} ids."
-        ) from None
+    entry = _REGISTRY.get(env_id) or _entries().get(env_id)
+    if entry is not None:
+        return entry
+    if _unbuilt_atari(env_id):
+        raise ValueError(f"{env_id} is an Atari game, but this torchpool was built without the Atari family "
+                         "(TORCHPOOL_ATARI=0); reinstall it with Atari (docs/parity.md: where the dependencies "
+                         "come from)")
+    raise ValueError(f"unknown env id {env_id!r}.{_closest(env_id, list_envs())} "
+                     f"torchpool.list_envs() lists all {len(list_envs())} ids.")
 
 
 def _check_type(env_id: str, name: str, value: Any, expected: type) -> Any:
@@ -375,8 +398,7 @@ def _rom_files() -> dict[str, str]:
 
 def _atari_roms() -> list[str]:
     """The ROMs of the installed ale-py that ALE can play single-player (by MD5)."""
-    from . import _core
-    return sorted(rom for rom, path in _rom_files().items() if _core.atari_rom_supported(path))
+    return sorted(rom for rom, path in _rom_files().items() if _rom_supported(path))
 
 
 def _prepare_atari(rom: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -420,8 +442,7 @@ _ATARI_KWARGS = {
 
 
 def _atari_built() -> bool:
-    from . import _core
-    return "Atari" in _core.families()
+    return "Atari" in _core_families()
 
 
 def _unbuilt_atari(env_id: str) -> bool:
@@ -429,9 +450,3 @@ def _unbuilt_atari(env_id: str) -> bool:
     if not env_id.endswith("-v5") or _atari_built():
         return False
     return env_id in {atari_env_id(rom) for rom in _rom_files()}
-
-
-if _atari_built():
-    for _rom in _atari_roms():
-        register(EnvEntry(atari_env_id(_rom), "Atari", dict(_ATARI_KWARGS), observation="image",
-                          reference=f"ALE/{atari_env_id(_rom)}", prepare=_prepare_atari(_rom)))

@@ -52,7 +52,8 @@ from torch.utils.data import IterableDataset
 
 from ._held import HeldWatch
 from .output_targets import OutputTargets
-from .pool import Pool
+from .pool import FIXED_KEYS, Pool
+from .prefetch import Prefetcher, snapshot_policy
 
 
 class _Group:
@@ -77,7 +78,8 @@ class RolloutStream(IterableDataset):
 
     def __init__(self, env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_batch: int,
                  total_frames: int | None = None, device: str | torch.device | None = None,
-                 split_envs: bool | None = None, progress: bool = False, **make_kwargs: Any):
+                 split_envs: bool | None = None, progress: bool = False, prefetch: bool = False,
+                 **make_kwargs: Any):
         if isinstance(env, Pool):
             if make_kwargs:
                 raise TypeError(f"make kwargs {sorted(make_kwargs)} given with an existing Pool")
@@ -95,6 +97,10 @@ class RolloutStream(IterableDataset):
             raise TypeError(f"policy must be callable, got {type(policy).__name__}")
         self.env = env
         self.policy = policy
+        self._acting = policy  # what acts: the policy, or its snapshot with prefetch
+        self.prefetch = bool(prefetch)
+        if self.prefetch:
+            snapshot_policy(policy)  # raises now, not on the background thread, if it cannot be copied
         self.num_envs = num_envs
         self.frames_per_batch = frames_per_batch
         self.steps_per_batch = frames_per_batch // num_envs
@@ -121,14 +127,24 @@ class RolloutStream(IterableDataset):
         return math.ceil(self.total_frames / self.frames_per_batch)
 
     def __iter__(self):
-        return self._collect()
+        if not self.prefetch:
+            self._acting = self.policy
+            return self._collect()
+        self._acting, refresh = snapshot_policy(self.policy)
+        self._prefetcher = Prefetcher(self._collect, refresh)
+        return iter(self._prefetcher)
 
     def stats(self) -> dict[str, Any]:
         """Where the time went: seconds waiting on envs, in the policy, in copies and in the consumer.
 
         Also frames so far, frames/s and ``env_groups``: how many groups the envs were split into.
         """
-        return {"frames": self._frames, "seconds": dict(self._seconds), "wall_seconds": self._wall,
+        seconds = dict(self._seconds)
+        if self.prefetch and hasattr(self, "_prefetcher"):
+            # The collector's "consumer" time is the time it waited for the consumer; what the
+            # consumer waited for batches is the part of collection prefetch did not hide.
+            seconds["consumer_waited"] = self._prefetcher.waited
+        return {"frames": self._frames, "seconds": seconds, "wall_seconds": self._wall,
                 "frames_per_s": self._frames / self._wall if self._wall else 0.0, "env_groups": self._env_groups}
 
     # ---- collection -----------------------------------------------------------
@@ -148,7 +164,7 @@ class RolloutStream(IterableDataset):
             return one_group()
         # Env i of the stream is seeded with seed + i whichever group it is in.
         first = Pool(self.env, num_envs=half, seed=seed, **kwargs)
-        if self.split_envs is None and not first._core.wakes_workers(half):  # NOTE [Env groups]
+        if self.split_envs is None and not first.steps_in_background():  # NOTE [Env groups]
             first.close()
             return one_group()
         try:
@@ -234,7 +250,7 @@ class RolloutStream(IterableDataset):
         nbytes = Pool.output_bytes(reset[0]).numel()
         T, G = self.steps_per_batch, len(groups)
         self._num_groups = G
-        self._policy_is_module = hasattr(self.policy, "in_keys") and hasattr(self.policy, "out_keys")
+        self._policy_is_module = hasattr(self._acting, "in_keys") and hasattr(self._acting, "out_keys")
         self._policy_outputs: list[dict[str, torch.Tensor]] | None = None
         self._policy_views: list | None = None
         self._action_checked = False
@@ -290,7 +306,7 @@ class RolloutStream(IterableDataset):
         destination = self._destination(group)
         tick = time.perf_counter()
         if self._action_checked:  # NOTE [Checked once]
-            landed = group.pool._step_into_checked_before(action, destination)
+            landed = group.pool.step_into_trusted(action, destination)
         else:
             landed = group.pool.step_into(action, destination)
         group.sends += 1
@@ -329,8 +345,8 @@ class RolloutStream(IterableDataset):
         stored_addresses = [stored.data_ptr() for stored in stored_actions]
         action_shape, action_dtype = stored_actions[0].shape, stored_actions[0].dtype
         fast = self._action_checked
-        step = group.pool._step_into_checked_before if fast else group.pool.step_into
-        policy, call_policy, clock = self.policy, self._call_policy, time.perf_counter
+        step = group.pool.step_into_trusted if fast else group.pool.step_into
+        policy, call_policy, clock = self._acting, self._call_policy, time.perf_counter
         plain = not self._policy_is_module  # then a bare tensor back skips _call_policy
         policy_seconds = env_seconds = 0.0
         try:
@@ -440,7 +456,7 @@ class RolloutStream(IterableDataset):
             # steps skip them. Otherwise every step goes through the checks
             # (and raises the pool's error, or converts).
             row = self._policy_views[slot_set][t][group.index]["action"]
-            self._action_checked = row.is_cpu and group.pool._full_action(row) is row
+            self._action_checked = row.is_cpu and group.pool.takes_as_is(row)
         rows = self._policy_views[slot_set][t][group.index]
         stored = rows["action"]
         if action.shape != stored.shape:  # copy_ would broadcast it
@@ -475,7 +491,7 @@ class RolloutStream(IterableDataset):
             for slot in self._policy_outputs]
 
     def _call_policy(self, observation: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        policy = self.policy
+        policy = self._acting
         if self._policy_is_module:  # a TensorDict module
             td = policy(TensorDict({"observation": observation}, batch_size=observation.shape[:1]))
             if "action" not in td.keys():
@@ -573,8 +589,8 @@ class RolloutStream(IterableDataset):
         N, T = self.num_envs, self.steps_per_batch
         device = self.device
         obs_dtype, obs_shape, _ = self._layout["observation"]
-        core = {"observation", "final_observation", "reward", "done", "terminated", "truncated", "env_id"}
         # episode_return, episode_length and the family's extras ride along under "next".
+        core = set(FIXED_KEYS) - {"episode_return", "episode_length"}
         self._next_keys = [key for key in self._layout if key not in core]
         flag = lambda: torch.zeros((N, T, 1), dtype=torch.bool, device=device)  # noqa: E731
         nxt = {"observation": torch.empty((N, T, *obs_shape), dtype=obs_dtype, device=device),
@@ -624,7 +640,8 @@ def _as_records(destination: torch.Tensor, source: torch.Tensor, batch_dims: int
 
 def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_batch: int,
            total_frames: int | None = None, device: str | torch.device | None = None,
-           split_envs: bool | None = None, progress: bool = False, **make_kwargs: Any) -> RolloutStream:
+           split_envs: bool | None = None, progress: bool = False, prefetch: bool = False,
+           **make_kwargs: Any) -> RolloutStream:
     """Rollout batches of ``env`` under ``policy``, as an ``IterableDataset``.
 
     Args:
@@ -643,6 +660,12 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
             policy inference. Default: on for an even ``num_envs`` given by id, with
             a CUDA ``device`` and envs the worker threads step (not classic control).
         progress: show a tqdm progress bar over frames.
+        prefetch: collect batch k+1 on a background thread while the consumer
+            trains on batch k. The collector acts with a snapshot of the policy's
+            module refreshed at each hand-off, so every action of a batch lags
+            exactly one update; the batch's log-probs are those of the snapshot
+            that acted (NOTE [Prefetch and policy lag] in prefetch.py). Needs the
+            policy to be an ``nn.Module`` or a method of one.
 
     Yields TensorDicts ``[num_envs, T]`` in torchrl's layout: ``observation``,
     ``action`` and the policy's extras at the root; ``("next", key)`` for
@@ -656,4 +679,4 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
     """
     return RolloutStream(env, policy, num_envs=num_envs, frames_per_batch=frames_per_batch,
                          total_frames=total_frames, device=device, split_envs=split_envs, progress=progress,
-                         **make_kwargs)
+                         prefetch=prefetch, **make_kwargs)

@@ -44,13 +44,12 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from .pool import Pool
+from .pool import FIXED_KEYS, Pool
 
 __all__ = ["TorchPoolEnv"]
 
-# Pool keys the adapter maps itself; any other key of a step is a family extra.
-_MAPPED_KEYS = frozenset({"observation", "final_observation", "reward", "terminated", "truncated", "done",
-                          "env_id", "episode_return", "episode_length"})
+# The adapter maps the fixed keys itself; any other key of a step is a family extra.
+_MAPPED_KEYS = frozenset(FIXED_KEYS)
 _DONE_KEYS = ("done", "terminated", "truncated")
 
 
@@ -109,17 +108,13 @@ class TorchPoolEnv(EnvBase):
         self._pool = pool
         self._copy_done: torch.cuda.Event | None = None   # NOTE [Device]
 
-        # One real reset to learn the family's extra keys (Pool exposes no
-        # spec for them). Its result is the "fresh" reset the first reset()
-        # hands out, so constructing the env does not advance any env's RNG.
-        first = pool.reset()
-        self._extra_keys = tuple(key for key in first.keys() if key not in _MAPPED_KEYS)
-        self._fresh: TensorDictBase | None = first
+        self._extra_keys = tuple(key for key in pool.output_spec if key not in _MAPPED_KEYS)
+        self._fresh: TensorDictBase | None = None  # a real reset nothing has stepped since, to hand out
         # After a step: the pool's post-autoreset observation and extras, and
         # which envs the pool reset inside that step (None when none did).
         self._autoreset: torch.Tensor | None = None
         self._autoreset_root: dict[str, torch.Tensor] = {}
-        self._make_specs(first)
+        self._make_specs()
         self.is_closed = False
 
     @classmethod
@@ -147,7 +142,7 @@ class TorchPoolEnv(EnvBase):
 
     # ---- specs --------------------------------------------------------------
 
-    def _make_specs(self, first: TensorDictBase) -> None:
+    def _make_specs(self) -> None:
         pool, batch, device = self._pool, self.batch_size, self.device
         column = torch.Size((*batch, 1))  # torchrl's trailing singleton for rewards, flags and stats
         observation = {
@@ -155,8 +150,9 @@ class TorchPoolEnv(EnvBase):
             "episode_return": Unbounded(shape=column, dtype=torch.float32),
             "episode_length": Unbounded(shape=column, dtype=torch.int64),
         }
+        output_spec = pool.output_spec
         for key in self._extra_keys:
-            observation[key] = _extra_spec(first[key])
+            observation[key] = _extra_spec(*output_spec[key], batch)
         self.observation_spec = Composite(observation, shape=batch, device=device)
         self.action_spec = pool.action_spec.to_torchrl(tuple(batch)).to(device)
         self.reward_spec = Unbounded(shape=column, dtype=torch.float32, device=device)
@@ -352,8 +348,9 @@ def _check_seed(seed: Any) -> int:
     return seed
 
 
-def _extra_spec(value: torch.Tensor):
-    """A spec for a family extra, from one reset's value of it (shape [N, ...])."""
-    if value.dtype == torch.bool:
-        return Categorical(2, shape=value.shape, dtype=torch.bool)
-    return Unbounded(shape=value.shape, dtype=value.dtype)
+def _extra_spec(dtype: torch.dtype, shape: tuple[int, ...], batch: torch.Size):
+    """A spec for a family extra of the pool's output spec, over the env's batch."""
+    full = torch.Size((*batch, *shape))
+    if dtype == torch.bool:
+        return Categorical(2, shape=full, dtype=torch.bool)
+    return Unbounded(shape=full, dtype=dtype)

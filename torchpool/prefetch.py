@@ -1,0 +1,117 @@
+"""Prefetch for torchpool.stream: batch k+1 is collected while the consumer trains on batch k.
+
+NOTE [Prefetch and policy lag]: the collection runs on one background thread
+(env workers and the policy's inference, as without prefetch); the consumer
+gets batch k and trains on it while that thread collects batch k+1. Acting
+with the very module the consumer is updating would read weights half-way
+through an optimizer step, so the collector acts with a snapshot of the
+policy's module, refreshed from the live one each time a batch is handed
+out. Batch k+1 is thus collected by the weights as they were when batch k
+was handed out: exactly one update behind, for every action of the batch
+(without prefetch: none behind). The batch's ``sample_log_prob`` (and any
+other extra the policy returns) is that of the snapshot that acted, so PPO's
+ratio pi_new / pi_behaviour stays exact; only its value estimates are one
+update older.
+
+Whatever stops the consumer (the loop ending, ``break``, an exception,
+Ctrl-C) stops the collector once the batch it is collecting is complete (its
+pools are closed on its own thread, and the extra batch is dropped); a
+collector error is raised in the consumer at its next batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+import torch
+from torch import nn
+
+_GO, _STOP = object(), object()
+
+
+def snapshot_policy(policy: Callable) -> tuple[Callable, Callable[[], None]]:
+    """A copy of the policy to act with and a function that refreshes its weights from the live one.
+
+    The policy must be an ``nn.Module`` or a method bound to one (``agent.act``),
+    so there is a module to copy.
+    """
+    module = policy if isinstance(policy, nn.Module) else getattr(policy, "__self__", None)
+    if not isinstance(module, nn.Module):
+        raise ValueError("prefetch=True needs the policy to be an nn.Module or a method of one (e.g. agent.act), "
+                         f"so the collector can act with a snapshot of its weights; got {policy!r}")
+    twin = copy.deepcopy(module)
+    twin.requires_grad_(False)
+    live = list(module.state_dict(keep_vars=True).values())
+    copies = list(twin.state_dict(keep_vars=True).values())
+
+    @torch.no_grad()
+    def refresh() -> None:
+        for destination, source in zip(copies, live):
+            destination.copy_(source)
+
+    acting = twin if policy is module else getattr(twin, policy.__name__)
+    return acting, refresh
+
+
+class Prefetcher:
+    """Runs ``batches()`` on a background thread, one batch ahead of the consumer."""
+
+    def __init__(self, batches: Callable[[], Iterator[Any]], refresh: Callable[[], None]):
+        self._batches = batches
+        self._refresh = refresh
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        self._results: queue.SimpleQueue = queue.SimpleQueue()
+        self.waited = 0.0  # seconds the consumer waited for a batch
+        self._thread = threading.Thread(target=self._run, name="torchpool-prefetch", daemon=True)
+
+    def _run(self) -> None:
+        generator = None
+        try:
+            generator = self._batches()
+            while self._requests.get() is _GO:
+                try:
+                    batch = next(generator)
+                except StopIteration:
+                    self._results.put(("end", None))
+                    return
+                self._results.put(("batch", batch))
+                del batch
+        except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
+            self._results.put(("error", error))
+        finally:
+            if generator is not None:
+                generator.close()  # closes the pools, on the thread that made them
+            self._results.put(("closed", None))
+
+    def __iter__(self) -> Iterator[Any]:
+        self._refresh()
+        self._thread.start()
+        self._requests.put(_GO)
+        try:
+            while True:
+                tick = time.perf_counter()
+                kind, value = self._results.get()
+                self.waited += time.perf_counter() - tick
+                if kind == "error":
+                    raise value
+                if kind != "batch":
+                    return
+                self._refresh()  # the weights batch k+1 is collected with (NOTE [Prefetch and policy lag])
+                self._requests.put(_GO)
+                yield value
+                del value
+        finally:
+            self._requests.put(_STOP)
+            while self._thread.is_alive():
+                # The collector finishes its step, closes its pools and says so; a
+                # second Ctrl-C here only repeats the wait.
+                try:
+                    if self._results.get()[0] == "closed":
+                        break
+                except KeyboardInterrupt:
+                    continue
+            self._thread.join()
