@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from torchpool.train.ppo import RECIPES, Args, train
 
 
@@ -31,21 +33,80 @@ def test_the_train_command_prints_and_saves(tmp_path):
     assert saved["frames"] == 8192
 
 
-def test_the_atari_recipe_trains_a_cnn_on_frames(tmp_path):
+def test_the_atari_recipe_trains_the_compact_cnn_on_42x42_frames(tmp_path):
     import torch
 
     from torchpool.train.ppo import CnnAgent
 
-    settings = dict(RECIPES["Pong-v5"], total_frames=512, num_envs=4, num_steps=64, target_return=None)
+    settings = dict(RECIPES["Pong-v5"], total_frames=512, num_envs=4, num_steps=64, target_return=None, eval_games=2)
     result = train(Args(env_id="Pong-v5", **settings, out_dir=str(tmp_path), progress=False))
     assert result["frames"] == 512
     assert set(result["time_split"]) >= {"envs", "policy"}
+    evaluation = result["evaluation"]
+    assert evaluation["games"] == 2 and len(evaluation["returns"]) == 2
+    assert all(-21 <= score <= 21 and score == int(score) for score in evaluation["returns"]), \
+        "a fresh game's return is Pong's unclipped score difference"
     weights = torch.load(tmp_path / "ppo_Pong-v5.pt")
-    agent = CnnAgent((4, 84, 84), 6)
-    agent.load_state_dict(weights)  # the saved weights are the Nature CNN's
-    frames = torch.randint(0, 256, (3, 4, 84, 84), dtype=torch.uint8)
+    agent = CnnAgent((4, 42, 42), 6, "compact", channels_last=True)
+    agent.load_state_dict(weights)  # the saved weights are the compact CNN's, for 42x42 frames
+    frames = torch.randint(0, 256, (3, 4, 42, 42), dtype=torch.uint8)
     action, extras = agent.act(frames)
-    assert action.shape == (3,) and extras["state_value"].shape == (3, 1)
+    assert action.shape == (3,) and action.dtype == torch.int64
+    assert extras["sample_log_prob"].shape == (3,) and extras["sample_log_prob"].dtype == torch.float32
+    assert extras["state_value"].shape == (3, 1) and extras["state_value"].dtype == torch.float32
+    distribution, value = agent.evaluate(frames)
+    torch.testing.assert_close(value, extras["state_value"])
+    torch.testing.assert_close(distribution.log_prob(action), extras["sample_log_prob"])
+
+
+@pytest.mark.parametrize("network, shape", [("nature", (4, 84, 84)), ("compact", (4, 42, 42))])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_cnn_agents_agree_across_memory_formats(network, shape, channels_last):
+    import torch
+
+    from torchpool.train.ppo import CnnAgent
+
+    torch.manual_seed(0)
+    reference = CnnAgent(shape, 6, network)
+    agent = CnnAgent(shape, 6, network, channels_last=channels_last)
+    agent.load_state_dict(reference.state_dict())
+    frames = torch.randint(0, 256, (5, *shape), dtype=torch.uint8)
+    torch.testing.assert_close(agent.value(frames), reference.value(frames), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(agent.distribution(frames).logits, reference.distribution(frames).logits,
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_the_cleanrl_variant_is_the_nature_cnn_on_84x84_frames():
+    from torchpool.train.ppo import recipe
+
+    cleanrl = recipe("Pong-v5", "cleanrl")
+    assert cleanrl["network"] == "nature" and (cleanrl["num_envs"], cleanrl["num_steps"]) == (8, 128)
+    assert cleanrl["update_epochs"] == 4 and "img_height" not in cleanrl["make_kwargs"]
+    assert recipe("Pong-v5")["make_kwargs"]["img_height"] == 42
+    with pytest.raises(ValueError, match="unknown recipe 'fast'; known: \\['cleanrl'\\]"):
+        recipe("Pong-v5", "fast")
+    with pytest.raises(ValueError, match="recipe 'cleanrl' has no settings for 'CartPole-v1'"):
+        recipe("CartPole-v1", "cleanrl")
+
+
+def test_the_train_command_takes_a_recipe_variant(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "torchpool", "train", "Pong-v5", "--recipe", "cleanrl",
+                           "--total-frames", "1024", "--no-early-stop", "--out-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    saved = json.loads((tmp_path / "ppo_Pong-v5.json").read_text())
+    assert saved["args"]["network"] == "nature" and saved["frames"] == 1024
+    assert "10 fresh episodes with the trained policy" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "torchpool", "train", "Pong-v5", "--recipe", "fast"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "unknown recipe 'fast'" in bad.stderr
+
+
+def test_ppo_with_prefetch_runs_and_stops_on_time(tmp_path):
+    settings = dict(RECIPES["CartPole-v1"], total_frames=200_000, target_return=None, prefetch=True, max_seconds=2.0)
+    result = train(Args(**settings, out_dir=str(tmp_path), progress=False))
+    assert 0 < result["frames"] < 200_000, "max_seconds ends the run"
+    assert "consumer_waited" in result["time_split"]
 
 
 def test_tensorboard_logs_the_curve_and_the_time_split(tmp_path):
@@ -59,3 +120,29 @@ def test_tensorboard_logs_the_curve_and_the_time_split(tmp_path):
     tags = set(events.Tags()["scalars"])
     assert {"charts/mean_return", "charts/frames_per_s", "losses/policy", "time/envs_seconds"} <= tags
     assert len(events.Scalars("charts/frames_per_s")) == 8192 // (8 * 128)
+
+
+def test_next_values_reuse_the_batch_values_except_at_episode_ends():
+    import torch
+
+    import torchpool
+    from torchpool.train.ppo import Agent, next_values
+
+    torch.manual_seed(0)
+    with torchpool.make("CartPole-v1", num_envs=1) as probe:
+        agent = Agent(4, probe.action_spec, hidden=16)
+    stream = torchpool.stream("CartPole-v1", agent.act, num_envs=4, frames_per_batch=4 * 64, total_frames=4 * 64 * 3)
+    for batch in stream:
+        assert batch["next", "done"][:, :-1].any(), "the batch crosses episode ends inside it"
+        with torch.no_grad():
+            full = agent.value(batch["next", "observation"]).squeeze(-1)
+            torch.testing.assert_close(next_values(agent, batch), full)
+
+
+def test_the_adaptive_learning_rate_follows_rl_games_rule():
+    from torchpool.train.ppo import adapt_lr
+
+    assert adapt_lr(1e-3, kl=0.05, target=0.01) == 1e-3 / 1.5   # KL over 2x the target: slower
+    assert adapt_lr(1e-3, kl=0.001, target=0.01) == 1e-3 * 1.5  # under half of it: faster
+    assert adapt_lr(1e-3, kl=0.01, target=0.01) == 1e-3         # in between: unchanged
+    assert adapt_lr(9e-3, kl=0.0, target=0.01) == 1e-2 and adapt_lr(1e-6, kl=1.0, target=0.01) == 1e-6

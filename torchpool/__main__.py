@@ -79,10 +79,13 @@ def _demo(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
-    from .train.ppo import RECIPES, Args, train
+    from .train.ppo import Args, recipe, train
 
-    settings = dict(RECIPES.get(args.env_id, {}))
-    for name in ("total_frames", "num_envs", "device", "seed", "out_dir", "target_return"):
+    try:
+        settings = recipe(args.env_id, args.recipe)
+    except ValueError as error:
+        raise SystemExit(f"python -m torchpool train: {error}") from None
+    for name in ("total_frames", "num_envs", "device", "seed", "out_dir", "target_return", "max_seconds"):
         value = getattr(args, name)
         if value is not None:
             settings[name] = value
@@ -98,6 +101,10 @@ def _train(args: argparse.Namespace) -> None:
     print(f"time split (torchpool.stream.stats()): {split}")
     if result["seconds_to_target"] is not None:
         print(f"reached the target {result['target_return']} in {result['seconds_to_target']:.1f} s")
+    if result["evaluation"] is not None:
+        evaluation = result["evaluation"]
+        print(f"{evaluation['games']} fresh episodes with the trained policy (new seeds): mean return "
+              f"{evaluation['mean_return']:.1f} ({', '.join(f'{r:g}' for r in evaluation['returns'])})")
     print(f"saved {stem}.png (learning curve), {stem}.pt (weights), {stem}.json")
 
 
@@ -106,12 +113,17 @@ def main(argv: list[str] | None = None) -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     train_parser = commands.add_parser("train", help="train PPO on torchpool.stream with the tuned recipe")
     train_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
+    train_parser.add_argument("--recipe", default=None,
+                              help="a named variant of the env's recipe, e.g. cleanrl (CleanRL's Nature-CNN "
+                                   "Atari settings, the GPU recipe); default: the tuned one")
     train_parser.add_argument("--total-frames", type=int, default=None, help="env steps at most (recipe's default)")
     train_parser.add_argument("--num-envs", type=int, default=None, help="envs in parallel (recipe's default)")
     train_parser.add_argument("--device", default=None, help="cpu (default) or cuda")
     train_parser.add_argument("--seed", type=int, default=None, help="seed (default 1)")
     train_parser.add_argument("--target-return", type=float, default=None,
                               help="stop once the mean of the last 20 returns reaches this (recipe's default)")
+    train_parser.add_argument("--max-seconds", type=float, default=None,
+                              help="stop after this many seconds of training (default: no limit)")
     train_parser.add_argument("--no-early-stop", action="store_true", help="always run total_frames")
     train_parser.add_argument("--out-dir", default=None, help="where outputs go (default runs/)")
     train_parser.add_argument("--tensorboard", action="store_true",

@@ -42,6 +42,9 @@ class Args:
     """Adam's learning rate"""
     anneal_lr: bool = True
     """decay the learning rate linearly to 0 over total_frames"""
+    kl_target: float | None = None
+    """adapt the learning rate instead (rl_games' adaptive schedule): after each epoch, /1.5 when the
+    epoch's KL estimate exceeds 2x this, x1.5 when it is under half of it"""
     gamma: float = 0.99
     """discount"""
     gae_lambda: float = 0.95
@@ -74,6 +77,18 @@ class Args:
     """stop once the mean return of the last 20 episodes reaches this"""
     split_envs: bool = False
     """two env groups for overlap (worth it for costly envs or a GPU policy)"""
+    prefetch: bool = False
+    """collect the next batch while this one trains (one update of policy lag; see torchpool.stream)"""
+    network: str = "nature"
+    """image envs: "nature" (CleanRL's Nature CNN) or "compact" (3 small convs, for 42x42 frames on a CPU)"""
+    channels_last: bool = False
+    """image envs: run the CNN in channels_last memory format (faster convolutions on CPUs)"""
+    torch_threads: int | None = None
+    """torch's intra-op threads on a CPU (default: 1 for MLPs, every usable CPU for CNNs)"""
+    max_seconds: float | None = None
+    """stop after this many seconds of training wall time"""
+    eval_games: int = 0
+    """after training, play this many fresh episodes (new seeds, rewards unclipped) and report their mean"""
     make_kwargs: dict = field(default_factory=dict)
     """task kwargs for torchpool.make (the Atari recipes: episodic_life, reward_clip)"""
     out_dir: str = "runs"
@@ -99,13 +114,37 @@ RECIPES: dict[str, dict] = {
                            num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
     "Ant-v5": dict(total_frames=1_000_000, num_envs=8, num_steps=256, learning_rate=3e-4,
                    num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
-    # CleanRL's ppo_atari_envpool.py settings; frames here are agent steps (x4 emulator frames).
+    # Atari on a CPU: 42x42 frames and the compact CNN (the GPU recipe is the "cleanrl" variant).
     # Pong has no lives, so episode returns are whole games; they count +-1 per point either way.
-    **{env_id: dict(total_frames=10_000_000, num_envs=8, num_steps=128, learning_rate=2.5e-4, clip_coef=0.1,
-                    ent_coef=0.01, update_epochs=4, num_minibatches=4, target_return=target,
-                    make_kwargs=dict(episodic_life=True, reward_clip=True))
+    # The PPO settings of the CleanRL sweep that solves Pong in ~5 min on a GPU (envpool's cleanrl example).
+    **{env_id: dict(total_frames=4_000_000, num_envs=16, num_steps=128, learning_rate=2.5e-4, clip_coef=0.2,
+                    ent_coef=0.01, update_epochs=3, num_minibatches=8, target_return=target, network="compact",
+                    channels_last=True, eval_games=10,
+                    make_kwargs=dict(img_height=42, img_width=42, episodic_life=True, reward_clip=True))
        for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))},
 }
+
+# Named alternatives to a recipe (python -m torchpool train Pong-v5 --recipe cleanrl).
+VARIANTS: dict[str, dict[str, dict]] = {
+    # CleanRL's ppo_atari_envpool.py: the Nature CNN on 84x84 frames, 8 envs x 128 steps, 4 epochs; frames
+    # here are agent steps (x4 emulator frames). Made for a GPU: on a 2-core CPU it runs ~10x slower per frame.
+    "cleanrl": {env_id: dict(total_frames=10_000_000, num_envs=8, num_steps=128, learning_rate=2.5e-4,
+                             clip_coef=0.1, ent_coef=0.01, update_epochs=4, num_minibatches=4,
+                             target_return=target, network="nature", channels_last=False, eval_games=10,
+                             make_kwargs=dict(episodic_life=True, reward_clip=True))
+                for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))},
+}
+
+
+def recipe(env_id: str, variant: str | None = None) -> dict:
+    """The tuned settings for env_id (a copy), or those of a named variant."""
+    if variant is None:
+        return dict(RECIPES.get(env_id, {}))
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown recipe {variant!r}; known: {sorted(VARIANTS)}")
+    if env_id not in VARIANTS[variant]:
+        raise ValueError(f"recipe {variant!r} has no settings for {env_id!r}; it covers {sorted(VARIANTS[variant])}")
+    return dict(VARIANTS[variant][env_id])
 
 
 def layer(inputs: int, outputs: int, std: float = np.sqrt(2)) -> nn.Linear:
@@ -156,6 +195,10 @@ class Policy(nn.Module):
         entropy = distribution.entropy()
         return entropy if self.discrete else entropy.sum(-1)
 
+    def evaluate(self, observation: torch.Tensor):
+        """The update's pass: the action distribution and the value."""
+        return self.distribution(observation), self.value(observation)
+
     def act(self, observation: torch.Tensor):
         """The stream's policy: an action plus what PPO needs later, under the batch's keys."""
         distribution = self.distribution(observation)
@@ -199,23 +242,44 @@ def conv(inputs: int, outputs: int, kernel: int, stride: int) -> nn.Conv2d:
     return layer_
 
 
-class CnnAgent(Policy):
-    """CleanRL's Atari agent: the Nature CNN on uint8 [stack, 84, 84] frames, shared by actor and critic."""
+# The convolutions of each image network: (out_channels, kernel, stride).
+CNN_LAYERS = {
+    "nature": ((32, 8, 4), (64, 4, 2), (64, 3, 1)),  # Mnih et al. 2015, for 84x84 frames; 512 hidden
+    "compact": ((16, 4, 2), (32, 4, 2), (32, 3, 1)),  # for 42x42 frames; 256 hidden, ~1/3 of the compute
+}
+CNN_HIDDEN = {"nature": 512, "compact": 256}
 
-    def __init__(self, obs_shape: tuple[int, ...], num_actions: int):
+
+class CnnAgent(Policy):
+    """CleanRL's Atari agent: a CNN on uint8 [stack, H, W] frames, shared by actor and critic."""
+
+    def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str = "nature",
+                 channels_last: bool = False):
         super().__init__()
+        if network not in CNN_LAYERS:
+            raise ValueError(f"network must be one of {sorted(CNN_LAYERS)}, got {network!r}")
         channels, height, width = obs_shape
-        self.network = nn.Sequential(conv(channels, 32, 8, 4), nn.ReLU(), conv(32, 64, 4, 2), nn.ReLU(),
-                                     conv(64, 64, 3, 1), nn.ReLU(), nn.Flatten())
+        layers: list[nn.Module] = []
+        for out, kernel, stride in CNN_LAYERS[network]:
+            layers += [conv(channels, out, kernel, stride), nn.ReLU()]
+            channels = out
+        self.network = nn.Sequential(*layers, nn.Flatten())
         with torch.no_grad():
-            features = self.network(torch.zeros(1, channels, height, width)).shape[1]
-        self.network.append(layer(features, 512))
+            features = self.network(torch.zeros(1, *obs_shape)).shape[1]
+        hidden = CNN_HIDDEN[network]
+        self.network.append(layer(features, hidden))
         self.network.append(nn.ReLU())
-        self.actor = layer(512, num_actions, std=0.01)
-        self.critic = layer(512, 1, std=1.0)
+        self.actor = layer(hidden, num_actions, std=0.01)
+        self.critic = layer(hidden, 1, std=1.0)
+        self.channels_last = channels_last
+        if channels_last:
+            self.to(memory_format=torch.channels_last)
 
     def hidden(self, observation: torch.Tensor) -> torch.Tensor:
-        return self.network(observation.float() / 255.0)
+        x = observation.float() / 255.0
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return self.network(x)
 
     def value(self, observation: torch.Tensor) -> torch.Tensor:
         return self.critic(self.hidden(observation))
@@ -229,6 +293,29 @@ class CnnAgent(Policy):
         distribution = Categorical(logits=self.actor(hidden))
         action = distribution.sample()
         return action, {"sample_log_prob": distribution.log_prob(action), "state_value": self.critic(hidden)}
+
+    def evaluate(self, observation: torch.Tensor):
+        """The update's pass: the distribution and the value from one pass through the CNN."""
+        hidden = self.hidden(observation)
+        return Categorical(logits=self.actor(hidden)), self.critic(hidden)
+
+
+def next_values(agent: Policy, batch) -> torch.Tensor:
+    """V(("next", "observation")) [N, T], mostly from the batch's own values.
+
+    With same-step autoreset the next observation of step t is the root
+    observation of step t + 1, whose value the acting policy already computed,
+    except at episode ends (the true last observation) and at the last step:
+    only those go through the network, a pass over the batch saved.
+    """
+    value = batch["state_value"].squeeze(-1)
+    next_value = torch.empty_like(value)
+    next_value[:, :-1] = value[:, 1:]
+    ends = batch["next", "done"].squeeze(-1).clone()
+    ends[:, -1] = True
+    where = ends.nonzero(as_tuple=True)
+    next_value[where] = agent.value(batch["next", "observation"][where]).squeeze(-1).to(value.dtype)
+    return next_value
 
 
 def gae(batch, next_value: torch.Tensor, gamma: float, lam: float, reward_scale: float) -> torch.Tensor:
@@ -248,6 +335,15 @@ def gae(batch, next_value: torch.Tensor, gamma: float, lam: float, reward_scale:
     return advantage
 
 
+def adapt_lr(lr: float, kl: float, target: float) -> float:
+    """rl_games' AdaptiveScheduler: a step of 1.5x towards keeping each epoch's KL near target."""
+    if kl > 2.0 * target:
+        return max(lr / 1.5, 1e-6)
+    if kl < 0.5 * target:
+        return min(lr * 1.5, 1e-2)
+    return lr
+
+
 def train(args: Args) -> dict:
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
@@ -256,20 +352,20 @@ def train(args: Args) -> dict:
         image_obs = probe.observation_spec.dtype == torch.uint8
         action_spec = probe.action_spec
     if image_obs:
-        if device.type == "cpu":
-            # The CNN update wants threads, but the env workers need cores too:
-            # with every core given to torch, its intra-op threads spin against
-            # the workers (a policy step measured 130 ms instead of 3 ms on 2 cores).
-            torch.set_num_threads(max(1, torchpool.available_cpus() // 2))
-        agent = CnnAgent(obs_shape, action_spec.n).to(device)
+        # Env steps and the CNN's work take turns (one env group), so the CNN gets
+        # every usable core (docs/performance.md: "Pong on a CPU").
+        default_threads = torchpool.available_cpus()
+        agent = CnnAgent(obs_shape, action_spec.n, args.network, args.channels_last).to(device)
     else:
-        torch.set_num_threads(1)  # small MLPs: extra intra-op threads only fight the env workers
+        default_threads = 1  # small MLPs: extra intra-op threads only fight the env workers
         agent = Agent(int(np.prod(obs_shape)), action_spec, args.hidden, args.norm_obs).to(device)
+    if device.type == "cpu" or not image_obs:
+        torch.set_num_threads(args.torch_threads or default_threads)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     frames_per_batch = args.num_envs * args.num_steps
     stream = torchpool.stream(args.env_id, agent.act, num_envs=args.num_envs, frames_per_batch=frames_per_batch,
                               total_frames=args.total_frames, device=device, seed=args.seed,
-                              split_envs=args.split_envs, **args.make_kwargs)
+                              split_envs=args.split_envs, prefetch=args.prefetch, **args.make_kwargs)
     recent = deque(maxlen=20)
     curve: list[tuple[int, float, float]] = []  # (frames, seconds, mean return of the last 20 episodes)
     start = time.perf_counter()
@@ -287,13 +383,11 @@ def train(args: Args) -> dict:
         recent.extend(batch["next", "episode_return"][done].tolist())
         if recent:
             curve.append((frames, time.perf_counter() - start, float(np.mean(recent))))
-        if args.anneal_lr:
+        if args.anneal_lr and args.kl_target is None:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - frames / args.total_frames)
 
         with torch.no_grad():
-            next_observation = batch["next", "observation"]
-            next_value = agent.value(next_observation.reshape(-1, *obs_shape)).reshape(next_observation.shape[:2])
-            advantage = gae(batch, next_value, args.gamma, args.gae_lambda, args.reward_scale)
+            advantage = gae(batch, next_values(agent, batch), args.gamma, args.gae_lambda, args.reward_scale)
             returns = advantage + batch["state_value"].squeeze(-1)
         flat = {"observation": batch["observation"].reshape(frames_per_batch, *obs_shape),
                 "action": batch["action"].reshape(frames_per_batch, *batch["action"].shape[2:]),
@@ -301,24 +395,29 @@ def train(args: Args) -> dict:
                 "returns": returns.reshape(-1), "value": batch["state_value"].reshape(-1)}
         minibatch = frames_per_batch // args.num_minibatches
         for _ in range(args.update_epochs):
+            kl_sum = torch.zeros((), device=device)
             order = torch.randperm(frames_per_batch, device=device)
             for first in range(0, frames_per_batch, minibatch):
                 index = order[first:first + minibatch]
-                distribution = agent.distribution(flat["observation"][index])
+                distribution, value = agent.evaluate(flat["observation"][index])
                 log_prob = agent.log_prob(distribution, flat["action"][index])
-                ratio = (log_prob - flat["log_prob"][index]).exp()
+                log_ratio = log_prob - flat["log_prob"][index]
+                ratio = log_ratio.exp()
+                kl_sum += 0.5 * log_ratio.detach().square().mean()  # rl_games' estimate of KL(old || new)
                 adv = flat["advantage"][index]
                 if args.norm_adv:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 policy_loss = torch.max(-adv * ratio,
                                         -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                value_loss = 0.5 * (agent.value(flat["observation"][index]).squeeze(-1)
-                                    - flat["returns"][index]).pow(2).mean()
+                value_loss = 0.5 * (value.squeeze(-1) - flat["returns"][index]).pow(2).mean()
                 loss = policy_loss + args.vf_coef * value_loss - args.ent_coef * agent.entropy(distribution).mean()
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
+            if args.kl_target is not None:
+                optimizer.param_groups[0]["lr"] = adapt_lr(optimizer.param_groups[0]["lr"],
+                                                           kl_sum.item() / args.num_minibatches, args.kl_target)
         if args.norm_obs:
             agent.normalize.update(flat["observation"])
         if writer is not None:
@@ -338,6 +437,8 @@ def train(args: Args) -> dict:
                 and np.mean(recent) >= args.target_return):
             reached = time.perf_counter() - start
             break
+        if args.max_seconds is not None and time.perf_counter() - start >= args.max_seconds:
+            break
     wall = time.perf_counter() - start
     if bar is not None:
         bar.close()
@@ -345,12 +446,34 @@ def train(args: Args) -> dict:
     if writer is not None:
         writer.close()
     del stream  # closes the pools
-    result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall,
+    evaluation = evaluate(agent, args, device) if args.eval_games else None
+    result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall, "evaluation": evaluation,
               "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
               "target_return": args.target_return, "seconds_to_target": reached, "frames_per_s": frames / wall,
               "time_split": collection["seconds"], "curve": curve, "args": dataclasses.asdict(args)}
     _save(agent, result, Path(args.out_dir))
     return result
+
+
+@torch.no_grad()
+def evaluate(agent: Policy, args: Args, device: torch.device) -> dict:
+    """Plays args.eval_games fresh episodes, one per env, with seeds training never used.
+
+    Actions are sampled from the trained policy, as during training; rewards are the
+    game's own (reward_clip and episodic_life off), so a Pong return is the score difference.
+    """
+    make_kwargs = dict(args.make_kwargs, reward_clip=False, episodic_life=False) if "reward_clip" in \
+        args.make_kwargs else dict(args.make_kwargs)
+    returns: dict[int, float] = {}
+    with torchpool.make(args.env_id, num_envs=args.eval_games, seed=args.seed + 1_000_003, **make_kwargs) as pool:
+        td = pool.reset()
+        while len(returns) < args.eval_games:
+            action, _ = agent.act(td["observation"].to(device))
+            td = pool.step(action.cpu())
+            for env in td["done"].nonzero().flatten().tolist():
+                returns.setdefault(env, float(td["episode_return"][env]))
+    scores = [returns[env] for env in range(args.eval_games)]
+    return {"games": args.eval_games, "mean_return": float(np.mean(scores)), "returns": scores}
 
 
 def _tensorboard_writer(args: Args):
