@@ -10,6 +10,8 @@ reference for the info layout and the next-step autoreset.
 
 from __future__ import annotations
 
+import copy
+import pickle
 import time
 from collections import deque
 
@@ -163,6 +165,79 @@ def test_bad_arguments_are_refused():
         envpool.make("CartPol-v1", env_type="gym")
     with pytest.raises(TypeError, match="unknown kwarg"):
         envpool.make("CartPole-v1", env_type="gym", episodic_lif=True)
+
+
+# ---- spaces of both gym and Gymnasium, and EnvPool's spec --------------------------------------
+
+
+def _twins(space) -> tuple:
+    """The plain gym and Gymnasium spaces equal to ``space``."""
+    if hasattr(space, "n"):
+        return gym.spaces.Discrete(space.n), gymnasium.spaces.Discrete(space.n)
+    return tuple(lib.spaces.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
+                 for lib in (gym, gymnasium))
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "Pong-v5"])
+def test_gym_spaces_are_gymnasium_spaces_too(env_id):
+    envs = envpool.make(env_id, env_type="gym", num_envs=2)
+    envs.close()
+    for which, space in (("observation_space", envs.observation_space), ("action_space", envs.action_space)):
+        name = "Discrete" if hasattr(space, "n") else "Box"
+        gym_twin, gymnasium_twin = _twins(space)
+        # CleanRL checks gym's classes; Gymnasium's Dict (rl_games) and rl_games'
+        # type(space).__name__ dispatch need Gymnasium's class and name.
+        assert isinstance(space, getattr(gym.spaces, name)) and isinstance(space, getattr(gymnasium.spaces, name)), (
+            f"{which} {type(space).__mro__} is not both gym's and Gymnasium's {name}")
+        assert type(space).__name__ == name, f"{which}: class name {type(space).__name__!r}, rl_games wants {name!r}"
+        for twin in (gym_twin, gymnasium_twin):
+            assert space == twin and twin == space, f"{which} {space} and {type(twin).__module__}'s {twin} differ"
+        assert gymnasium.spaces.Dict({"observation": space}) and gym.spaces.Dict({"observation": space})
+        assert gym.spaces.flatdim(space) == gymnasium.spaces.flatdim(space) == gymnasium.spaces.flatdim(gymnasium_twin)
+        space.seed(0)
+        assert space.contains(space.sample()) and gymnasium_twin.contains(space.sample())
+        copied = pickle.loads(pickle.dumps(space))
+        assert type(copied) is type(space) and copied == space, f"{which}: pickle gave {type(copied)} {copied}"
+        assert copy.deepcopy(space) == space
+        if name == "Discrete":
+            assert type(space.n) is int, f"n is {type(space.n)}; gym's is an int (rl_games' LSTM takes no np.int64)"
+
+
+def test_gymnasium_pools_give_gymnasium_spaces():
+    envs = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=2)
+    envs.close()
+    assert type(envs.observation_space) is gymnasium.spaces.Box, type(envs.observation_space)
+    assert type(envs.action_space) is gymnasium.spaces.Discrete, type(envs.action_space)
+
+
+@pytest.mark.parametrize("env_type", ["gym", "gymnasium"])
+def test_spec_has_the_config_and_gym_flavoured_spaces(env_type):
+    envs = envpool.make("CartPole-v1", env_type=env_type, num_envs=3, seed=5)
+    envs.close()
+    assert isinstance(envs, envpool.python.envpool.EnvPoolMixin), "torchrl's wrapper checks EnvPoolMixin"
+    spec = envs.spec
+    assert spec.config._asdict() == envs.config, f"spec.config {spec.config}, config {envs.config}"
+    assert (spec.config.num_envs, spec.config.seed) == (3, 5)
+    # Gym-flavoured whatever the env_type (torchrl converts them under its "gym" backend).
+    assert isinstance(spec.observation_space, gym.spaces.Box) and isinstance(spec.action_space, gym.spaces.Discrete)
+    assert type(spec.gymnasium_observation_space) is gymnasium.spaces.Box
+    assert spec.observation_space == envs.observation_space == spec.gymnasium_observation_space
+    assert spec.action_space == envs.action_space == spec.gymnasium_action_space
+
+
+def test_spec_matches_envpool():
+    real = _real_envpool().make("Pong-v5", env_type="gym", num_envs=2, seed=3)
+    ours = envpool.make("Pong-v5", env_type="gym", num_envs=2, seed=3)
+    try:
+        for key in ("num_envs", "batch_size", "max_num_players", "seed", "max_episode_steps"):
+            ours_value, real_value = getattr(ours.spec.config, key), getattr(real.spec.config, key)
+            assert ours_value == real_value, f"spec.config.{key}: torchpool {ours_value} EnvPool {real_value}"
+        assert ours.spec.observation_space == real.spec.observation_space, (
+            f"spec.observation_space: torchpool {ours.spec.observation_space} EnvPool {real.spec.observation_space}")
+        assert ours.spec.action_space == real.spec.action_space
+    finally:
+        ours.close()
+        real.close()
 
 
 # ---- a CleanRL-style PPO loop, unchanged but for the import ------------------------------------

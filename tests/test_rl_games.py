@@ -110,6 +110,36 @@ def test_lives_reported_only_for_games_that_count_them():
         breakout.close()
 
 
+def test_envpool_yaml_env_config_runs_natively():
+    # rl_games' ppo_pong_envpool_resnet.yaml env_config, as written.
+    env = RlGamesVecEnv("torchpool", 2, device="cpu", env_name="Pong-v5", has_lives=False, use_dict_obs_space=True)
+    try:
+        space = env.get_env_info()["observation_space"]
+        assert set(space.spaces) == {"observation", "reward", "last_action"}, space
+        assert space["observation"].shape == (4, 84, 84) and type(env.action_space.n) is int
+        obs = env.reset()
+        assert obs["observation"].shape == (2, 4, 84, 84) and torch.equal(obs["reward"], torch.zeros(2))
+        actions = torch.tensor([3, 5])
+        obs, rewards, _, infos = env.step(actions)
+        assert torch.equal(obs["last_action"], actions), f"last_action {obs['last_action']}, took {actions}"
+        assert torch.equal(obs["reward"], rewards.clamp(-1, 1)) and "lives" not in infos
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="not both"):
+        RlGamesVecEnv("torchpool", 2, env_id="Pong-v5", env_name="Pong-v5", device="cpu")
+
+
+def test_has_lives_decides_whether_infos_carry_lives():
+    for has_lives, expected in ((None, True), (True, True), (False, False)):
+        env = RlGamesVecEnv("torchpool", 2, env_id="Breakout-v5", device="cpu", has_lives=has_lives)
+        try:
+            env.reset()
+            _, _, _, infos = env.step(torch.zeros(2, dtype=torch.int64))
+            assert ("lives" in infos) == expected, f"has_lives={has_lives}: infos keys {sorted(infos)}"
+        finally:
+            env.close()
+
+
 @pytest.mark.parametrize("name", ["ppo_pong.yaml", "ppo_ant.yaml"])
 def test_pending_example_configs_build_their_env(name: str):
     config = yaml.safe_load((EXAMPLES / name).read_text())["params"]["config"]

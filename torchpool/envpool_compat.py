@@ -11,11 +11,14 @@ and ``gym_envpool.py`` of EnvPool 0.8, the API those scripts were written for):
 * ``env_type="gym"``: ``reset()`` returns the observations only (``(obs, info)``
   with ``gym_reset_return_info=True``), ``step()`` the 4-tuple
   ``(obs, reward, done, info)`` with ``info["TimeLimit.truncated"]``.
-  Spaces are ``gym.spaces`` when the legacy ``gym`` package is installed (so
-  a script's ``isinstance(envs.action_space, gym.spaces.Discrete)`` holds, as
-  with EnvPool), Gymnasium's otherwise.
+  Where the legacy ``gym`` package is installed, spaces are instances of both
+  ``gym.spaces`` and ``gymnasium.spaces`` classes (NOTE [Spaces of both gym and
+  Gymnasium] in ``specs.py``): a script's ``isinstance(envs.action_space,
+  gym.spaces.Discrete)`` holds, as with EnvPool, and rl_games' EnvPool wrapper
+  can still put them in a ``gymnasium.spaces.Dict``. Without ``gym`` they are
+  Gymnasium's.
 * ``env_type="gymnasium"``: ``reset()`` returns ``(obs, info)``, ``step()`` the
-  5-tuple ``(obs, reward, terminated, truncated, info)``.
+  5-tuple ``(obs, reward, terminated, truncated, info)``; Gymnasium spaces.
 * next-step autoreset, as EnvPool: the step after an episode ends resets that
   env, ignores its action, and returns reward 0 and ``elapsed_step`` 0.
 * ``send(action, env_id)`` / ``recv()`` / ``async_reset()`` for async pools
@@ -23,6 +26,13 @@ and ``gym_envpool.py`` of EnvPool 0.8, the API those scripts were written for):
 * ``observation_space`` / ``action_space`` are single-env spaces (EnvPool's
   convention); ``single_*_space``, ``num_envs`` and ``is_vector_env`` are plain
   attributes a script may overwrite, as CleanRL's scripts do.
+* ``config`` (a dict) and ``spec`` (an :class:`EnvSpec`: ``config`` as a
+  namedtuple, ``observation_space`` / ``action_space`` in gym's flavour, both
+  libraries' where ``gym`` is installed, and ``gymnasium_observation_space`` /
+  ``gymnasium_action_space``), as EnvPool's pools carry; every pool is an
+  instance of ``envpool_compat.python.envpool.EnvPoolMixin``, the class
+  EnvPool's pools share. With ``sys.modules["envpool"] = torchpool.envpool_compat``
+  torchrl's ``MultiThreadedEnv`` and ``MultiThreadedEnvWrapper`` run on torchpool.
 
 ``info`` (all arrays ``[batch]``): ``env_id`` and ``elapsed_step`` (int32),
 ``players = {"env_id": ...}``, as EnvPool gives for every task; and, for every
@@ -40,7 +50,11 @@ overwritten while a script holds them (NOTE [Output ring reuse]).
 
 from __future__ import annotations
 
+import functools
+import types
 import warnings
+from collections import namedtuple
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import gymnasium
@@ -48,15 +62,13 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from .pool import Pool, make as _make_pool
+from .pool import FIXED_KEYS, Pool, make as _make_pool
+from .specs import BoxSpec, DiscreteSpec
 
-__all__ = ["make", "EnvPool"]
+__all__ = ["make", "EnvPool", "EnvSpec", "EnvPoolMixin"]
 
-# Keys every pool step has; other keys are family extras.
-_POOL_KEYS = frozenset({
-    "observation", "reward", "terminated", "truncated", "done", "env_id",
-    "episode_return", "episode_length", "final_observation",
-})
+# Keys other than the fixed ones are family extras.
+_POOL_KEYS = frozenset(FIXED_KEYS)
 # Extras that EnvPool exposes under other names (or that info derives itself).
 _RENAMED_EXTRAS = frozenset({"lives", "raw_reward", "game_over"})  # become lives, reward, terminated
 
@@ -95,20 +107,46 @@ def make(
     return EnvPool(pool, env_type, gym_reset_return_info or env_type == "gymnasium", seed)
 
 
-def _gymnasium_space_to_gym(space: Any) -> Any:
-    """The legacy ``gym`` twin of a Box/Discrete space, or the space itself when ``gym`` is missing."""
+def _gym_flavoured_space(spec: BoxSpec | DiscreteSpec) -> Any:
+    """The space legacy-gym code expects: both libraries' (``spec.to_gym()``), or Gymnasium's without ``gym``."""
     try:
-        import gym
+        return spec.to_gym()
     except ImportError:
-        return space
-    if hasattr(space, "n"):
-        return gym.spaces.Discrete(int(space.n))
-    return gym.spaces.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
+        return spec.to_gymnasium()
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """EnvPool's ``pool.spec`` (``envpool/python/env_spec.py``): the task's config and single-env spaces.
+
+    ``observation_space`` / ``action_space`` are gym-flavoured whatever the
+    pool's ``env_type`` (EnvPool 0.8 gave gym's here; torchrl's EnvPool
+    wrapper converts them under its "gym" backend); ``gymnasium_*`` are
+    Gymnasium's.
+    """
+
+    config: tuple  # a namedtuple of EnvPool.config
+    observation_space: Any
+    action_space: Any
+    gymnasium_observation_space: Any
+    gymnasium_action_space: Any
+
+
+class EnvPoolMixin:
+    """The base EnvPool's pools share (``envpool.python.envpool.EnvPoolMixin``), which torchrl's wrapper checks for."""
+
+
+# ``envpool.python.envpool.EnvPoolMixin``, by the same attribute path once this
+# module stands in for ``envpool`` in ``sys.modules``. (Attributes only: there
+# is no ``envpool.python`` entry to ``import`` from.)
+python = types.ModuleType(f"{__name__}.python", "EnvPool's ``envpool.python`` package, as far as torchrl reads it.")
+python.envpool = types.ModuleType(f"{__name__}.python.envpool", "EnvPool's ``envpool.python.envpool``.")
+python.envpool.EnvPoolMixin = EnvPoolMixin
 
 
 # A gymnasium.Env, as EnvPool's own classes are (gymnasium.Wrapper refuses anything
 # else); legacy gym.Wrapper takes any object.
-class EnvPool(gymnasium.Env):
+class EnvPool(EnvPoolMixin, gymnasium.Env):
     """An EnvPool-compatible face of a next-step-autoreset :class:`torchpool.Pool`; see the module docstring.
 
     Shapes, for a batch of ``B`` rows (``num_envs`` for ``step()``/``reset()``
@@ -124,11 +162,12 @@ class EnvPool(gymnasium.Env):
         self.env_type = env_type
         self._reset_return_info = reset_return_info
         self._seed = seed
-        observation_space = pool.observation_spec.to_gymnasium()
-        action_space = pool.action_spec.to_gymnasium()
         if env_type == "gym":
-            observation_space = _gymnasium_space_to_gym(observation_space)
-            action_space = _gymnasium_space_to_gym(action_space)
+            observation_space = _gym_flavoured_space(pool.observation_spec)
+            action_space = _gym_flavoured_space(pool.action_spec)
+        else:
+            observation_space = pool.observation_spec.to_gymnasium()
+            action_space = pool.action_spec.to_gymnasium()
         self.observation_space = observation_space
         self.action_space = action_space
         # Plain attributes: CleanRL's scripts assign all three after make().
@@ -148,6 +187,21 @@ class EnvPool(gymnasium.Env):
         return {"num_envs": pool.num_envs, "batch_size": pool.batch_size, "num_threads": pool.num_threads,
                 "max_num_players": 1, "seed": self._seed, "max_episode_steps": pool.max_episode_steps,
                 "gym_reset_return_info": self._reset_return_info, **pool.task_kwargs}
+
+    # gymnasium.Env.spec is a class attribute (a Gymnasium EnvSpec or None);
+    # EnvPool's pools put their own EnvSpec there.
+    @functools.cached_property
+    def spec(self) -> EnvSpec:  # type: ignore[override]
+        """EnvPool's spec: ``config`` as a namedtuple, gym-flavoured and Gymnasium spaces; see :class:`EnvSpec`."""
+        # Made on first use: for env_type="gymnasium" it imports gym, which
+        # costs a Gymnasium-only script a third of a second.
+        pool, config = self._pool, self.config
+        return EnvSpec(
+            config=namedtuple("Config", config)(**config),
+            observation_space=_gym_flavoured_space(pool.observation_spec),
+            action_space=_gym_flavoured_space(pool.action_spec),
+            gymnasium_observation_space=pool.observation_spec.to_gymnasium(),
+            gymnasium_action_space=pool.action_spec.to_gymnasium())
 
     @property
     def pool(self) -> Pool:

@@ -16,6 +16,12 @@ else ``cpu``: keep it equal to ``config.device``, which rl_games does not pass
 to vec-envs) and any other ``torchpool.make`` argument (``seed`` is filled in
 by rl_games' runner; ``num_envs`` comes from ``config.num_actors``).
 
+It also takes the ``env_config`` of rl_games' own EnvPool YAMLs
+(``rl_games/configs/**/*envpool*.yaml``), so those run natively by changing
+``env_name: envpool`` to ``env_name: torchpool`` alone: ``env_name`` (the env
+id, another name for ``env_id``), ``has_lives`` and ``use_dict_obs_space``
+(as in rl_games' ``Envpool`` wrapper; see :class:`RlGamesVecEnv`).
+
 The pool runs sync with same-step autoreset, the convention of rl_games'
 GPU envs (Isaac Gym, Brax): a done row's observation is the first of the next
 episode. Each ``step`` returns torch tensors on ``device``: observations
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
 
@@ -63,12 +70,27 @@ class RlGamesVecEnv:
         num_actors: how many envs (rl_games' ``num_actors``).
         env_id: a torchpool env id.
         device: where step outputs go (see the module docstring).
+        env_name: the env id under the name rl_games' EnvPool YAMLs give it;
+            pass it or ``env_id``, not both.
+        has_lives: whether ``infos`` carry ``lives``, which makes rl_games'
+            observer end a game where ``lives == 0`` (rl_games' EnvPool
+            option); ``None`` (default): where the game counts lives.
+        use_dict_obs_space: observations become rl_games' EnvPool dict, for
+            networks with ``require_rewards`` / ``require_last_actions``:
+            ``{"observation": [num_actors, *obs_shape], "reward": float32
+            [num_actors] (the reward clipped to [-1, 1]; 0 after reset),
+            "last_action": [num_actors] (the action just taken; 0 after reset)}``.
         **make_kwargs: other ``torchpool.make`` arguments (``seed``,
             ``num_threads``, ``max_episode_steps``, task kwargs).
     """
 
-    def __init__(self, config_name: str, num_actors: int, env_id: str, device: str | torch.device | None = None,
-                 **make_kwargs: Any):
+    def __init__(self, config_name: str, num_actors: int, env_id: str | None = None,
+                 device: str | torch.device | None = None, *, env_name: str | None = None,
+                 has_lives: bool | None = None, use_dict_obs_space: bool = False, **make_kwargs: Any):
+        if (env_id is None) == (env_name is None):
+            raise ValueError(f"pass the env id as env_id or as env_name (rl_games' EnvPool key), not "
+                             f"{'both' if env_id is not None else 'neither'}: env_id={env_id!r}, env_name={env_name!r}")
+        env_id = env_id if env_id is not None else env_name
         for name, required in (("autoreset", "same_step"), ("batch_size", num_actors)):
             if make_kwargs.get(name, required) != required:
                 raise ValueError(f"rl_games steps every env at once with same-step autoreset: "
@@ -78,8 +100,24 @@ class RlGamesVecEnv:
         self.env_id = env_id
         self.num_actors = num_actors
         self.device = torch.device(device if device is not None else _default_device())
-        self.observation_space = self._pool.observation_spec.to_gymnasium()
         self.action_space = self._pool.action_spec.to_gymnasium()
+        if hasattr(self.action_space, "n"):
+            # A Python int, as gym gave: rl_games' resnet network passes n to
+            # torch.nn.LSTM(input_size=...), which refuses Gymnasium's np.int64.
+            self.action_space.n = int(self.action_space.n)
+        self.observation_space = self._pool.observation_spec.to_gymnasium()
+        self._use_dict_obs_space = use_dict_obs_space
+        if use_dict_obs_space:
+            if not hasattr(self.action_space, "n"):
+                raise ValueError(f"use_dict_obs_space needs a discrete action space (last_action is one action "
+                                 f"index, as in rl_games' EnvPool wrapper); {env_id} has {self.action_space}")
+            # rl_games' Envpool wrapper's Dict, bounds and all (rl_games/envs/envpool.py).
+            self.observation_space = gymnasium.spaces.Dict({
+                "observation": self.observation_space,
+                "reward": gymnasium.spaces.Box(low=0, high=1, shape=(), dtype=np.float32),
+                "last_action": gymnasium.spaces.Box(low=0, high=self.action_space.n, shape=(), dtype=int),
+            })
+        self._has_lives = has_lives
         self._scores = np.zeros(num_actors, dtype=np.float64)  # unclipped return of each running game
         self._counts_lives = False  # set by reset()
         self._next_seed: int | None = None
@@ -91,9 +129,9 @@ class RlGamesVecEnv:
 
     # ---- IVecEnv ----------------------------------------------------------------
 
-    def step(self, actions: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+    def step(self, actions: Any) -> tuple[Any, torch.Tensor, torch.Tensor, dict[str, Any]]:
         """``actions`` ``[num_actors, *action_shape]`` (torch on any device, or NumPy) ->
-        ``(obs, rewards, dones, infos)``; see the module docstring."""
+        ``(obs, rewards, dones, infos)``; see the module docstring (and ``use_dict_obs_space``)."""
         td = self._pool.step(actions)
         keys = td.keys()
         terminated, truncated, done = td["terminated"], td["truncated"], td["done"]
@@ -111,21 +149,34 @@ class RlGamesVecEnv:
         elif "lives" in keys:
             lives = td["lives"].numpy()
             game_over = done.numpy() & ((lives == 0) | truncated.numpy())
-            infos["lives"] = lives.copy()
+            if self._counts_lives:
+                infos["lives"] = lives.copy()
         else:
             game_over = done.numpy()
         self._scores[game_over] = 0.0
-        return (self._to_device(td["observation"]), self._to_device(td["reward"]), self._to_device(done), infos)
+        reward = self._to_device(td["reward"])
+        obs = self._to_device(td["observation"])
+        if self._use_dict_obs_space:
+            obs = {"observation": obs, "reward": reward.clamp(-1, 1),
+                   "last_action": torch.as_tensor(actions, device=self.device)}
+        return obs, reward, self._to_device(done), infos
 
-    def reset(self) -> torch.Tensor:
-        """Resets every env; observations ``[num_actors, *obs_shape]`` on ``device``."""
+    def reset(self) -> Any:
+        """Resets every env; observations ``[num_actors, *obs_shape]`` on ``device`` (see ``use_dict_obs_space``)."""
         td = self._pool.reset(seed=self._next_seed)
         self._next_seed = None
         self._scores[:] = 0.0
-        # Games without lives (Pong) report 0 lives throughout; handing that to
-        # rl_games' observer would make it log a "finished" score every step.
-        self._counts_lives = "lives" in td.keys() and bool((td["lives"] > 0).any())
-        return self._to_device(td["observation"])
+        if self._has_lives is not None:
+            self._counts_lives = self._has_lives and "lives" in td.keys()
+        else:
+            # Games without lives (Pong) report 0 lives throughout; handing that to
+            # rl_games' observer would make it log a "finished" score every step.
+            self._counts_lives = "lives" in td.keys() and bool((td["lives"] > 0).any())
+        obs = self._to_device(td["observation"])
+        if self._use_dict_obs_space:
+            zeros = torch.zeros(self.num_actors, device=self.device)
+            obs = {"observation": obs, "reward": zeros, "last_action": zeros.long()}
+        return obs
 
     def seed(self, seed: int) -> None:
         """Reseeds at the next ``reset()``: env ``i`` gets ``seed + i``."""

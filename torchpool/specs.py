@@ -1,13 +1,17 @@
 """Array specs of a pool, convertible to Gymnasium spaces and torchrl specs.
 
 ``Pool.observation_spec`` and ``Pool.action_spec`` describe one env (no batch
-dimension). ``to_gymnasium()`` gives the single-env space; ``to_torchrl(batch)``
-gives a torchrl spec with a leading batch shape.
+dimension). ``to_gymnasium()`` gives the single-env space; ``to_gym()`` the
+same space as an instance of both legacy ``gym``'s and Gymnasium's classes
+(NOTE [Spaces of both gym and Gymnasium]); ``to_torchrl(batch)`` gives a
+torchrl spec with a leading batch shape.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -25,8 +29,15 @@ class BoxSpec:
     def to_gymnasium(self):
         import gymnasium
 
+        return self._space(gymnasium.spaces.Box)
+
+    def to_gym(self):
+        """A Box of both legacy ``gym`` and Gymnasium; ImportError without ``gym``."""
+        return self._space(_spaces_of_both_libraries()["Box"])
+
+    def _space(self, box_class: type):
         np_dtype = torch.empty((), dtype=self.dtype).numpy().dtype
-        return gymnasium.spaces.Box(
+        return box_class(
             low=self.low.numpy().astype(np_dtype), high=self.high.numpy().astype(np_dtype),
             shape=self.shape, dtype=np_dtype,
         )
@@ -55,10 +66,79 @@ class DiscreteSpec:
 
         return gymnasium.spaces.Discrete(self.n)
 
+    def to_gym(self):
+        """A Discrete of both legacy ``gym`` and Gymnasium; ImportError without ``gym``."""
+        return _spaces_of_both_libraries()["Discrete"](self.n)
+
     def to_torchrl(self, batch_shape: tuple[int, ...] = ()):
         from torchrl.data import Categorical
 
         return Categorical(n=self.n, shape=torch.Size(batch_shape), dtype=self.dtype)
+
+
+# NOTE [Spaces of both gym and Gymnasium]
+# Scripts written for EnvPool test its spaces against the legacy gym package
+# (CleanRL: ``isinstance(envs.action_space, gym.spaces.Discrete)``; torchrl's
+# EnvPool wrapper converts them under its "gym" backend), while rl_games and
+# Gymnasium's wrappers put the same spaces into a ``gymnasium.spaces.Dict``,
+# which refuses anything that is not a Gymnasium Space. One environment often
+# has both packages, so ``to_gym()`` gives a space whose class inherits from
+# both libraries' classes:
+#
+#   DualBox -> gymnasium.Box -> gymnasium.Space -> gym.Box -> gym.Space -> Generic
+#
+# Gymnasium's class comes first, so its constructor and methods are the ones
+# that run (neither library's ``__init__`` calls past its own Space, so gym's
+# never runs; it would set the same attributes: low, high, bounded_below/above,
+# n, start, _shape, dtype, _np_random). gym's class only makes gym's
+# ``isinstance`` checks and its singledispatch helpers (flatdim, flatten_space)
+# hold. ``__eq__`` accepts the twin from either library, so the equality is
+# the same from both sides. ``type(space).__name__`` is "Box" / "Discrete", as
+# code that dispatches on the class name (rl_games) expects.
+
+
+@functools.cache
+def _spaces_of_both_libraries() -> dict[str, type]:
+    import gym  # legacy gym; ImportError where it is missing
+    import gymnasium
+
+    class DualBox(gymnasium.spaces.Box, gym.spaces.Box):
+        """A Box of both Gymnasium and legacy gym; see NOTE [Spaces of both gym and Gymnasium]."""
+
+        __qualname__ = "DualBox"
+
+        def __eq__(self, other: Any) -> bool:
+            return bool(gymnasium.spaces.Box.__eq__(self, other) or gym.spaces.Box.__eq__(self, other))
+
+    class DualDiscrete(gymnasium.spaces.Discrete, gym.spaces.Discrete):
+        """A Discrete of both Gymnasium and legacy gym; see NOTE [Spaces of both gym and Gymnasium]."""
+
+        __qualname__ = "DualDiscrete"
+
+        def __init__(self, n: int, seed: Any = None, start: int = 0):
+            super().__init__(n, seed=seed, start=start)
+            # Python ints, as gym keeps them (Gymnasium 1.x keeps NumPy ints,
+            # which code written for gym can refuse: rl_games passes n to
+            # torch.nn.LSTM(input_size=...), which takes an int only).
+            self.n, self.start = int(self.n), int(self.start)
+
+        def __eq__(self, other: Any) -> bool:
+            return bool(gymnasium.spaces.Discrete.__eq__(self, other) or gym.spaces.Discrete.__eq__(self, other))
+
+    # Named as the classes they stand for: rl_games dispatches on the name
+    # (``type(action_space).__name__ == "Discrete"`` in a2c_common.py,
+    # players.py, experience.py). __qualname__ keeps the Dual prefix, the
+    # module attribute that pickle looks up (see __getattr__ below).
+    DualBox.__name__, DualDiscrete.__name__ = "Box", "Discrete"
+    return {"Box": DualBox, "Discrete": DualDiscrete}
+
+
+def __getattr__(name: str) -> type:
+    # DualBox / DualDiscrete are made on first use (they import gym); pickle
+    # finds them here by name.
+    if name in ("DualBox", "DualDiscrete"):
+        return _spaces_of_both_libraries()[name.removeprefix("Dual")]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _bounds(values: list[float], shape: tuple[int, ...], fill: float) -> torch.Tensor:
