@@ -6,7 +6,7 @@
 // env in the item, and write every output field straight into a row of an
 // output block. The caller then hands the block to Python as tensors.
 //
-// Guarantees (DESIGN.md, "Rules the core keeps"):
+// Guarantees (docs/design.md, "The rules the core keeps"):
 // - an env is in at most one item at a time (the caller refuses a second
 //   action for an env in flight), so one thread at a time touches it;
 // - each env has its own Rng seeded from (seed + env_id), so results do not

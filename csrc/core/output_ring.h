@@ -10,7 +10,7 @@
 // are claimed. Python keeps K * batch_size > num_envs + batch_size, so rows in
 // flight never reach a block before Python has received it, and Python swaps
 // in a fresh buffer for a block the user still holds (NOTE [Output ring reuse]
-// in torchpool/pool.py).
+// in torchpool/_held.py).
 #pragma once
 
 #include <array>

@@ -70,7 +70,7 @@ struct EnvSpec {
   std::vector<FieldSpec> extras;      // family fields written every step (e.g. lives)
   int64_t max_episode_steps = 0;      // 0: no time limit
   // Nanoseconds one step costs, roughly; the executor sizes work chunks from it
-  // so cheap envs run as tight loops (see DESIGN.md, "Rules the core keeps").
+  // so cheap envs run as tight loops (see docs/design.md, "The rules the core keeps").
   double step_cost_ns = 1000.0;
 };
 
