@@ -65,7 +65,7 @@ def main() -> None:
         print("no CUDA GPU: nothing to measure (run this on a GPU machine)")
         return
     rows = {}
-    for repeat in range(args.repeats):
+    for _ in range(args.repeats):
         for env_id, (*_, sizes) in ENVS.items():
             for num_envs in sizes:
                 for split in (False, True):
@@ -78,7 +78,8 @@ def main() -> None:
     for (env_id, num_envs, split), runs in rows.items():
         best = sorted(runs, key=lambda r: r["frames_per_s"])[len(runs) // 2]
         share = {k: v / best["wall"] for k, v in best["seconds"].items()}
-        print(f"{env_id:12s} {num_envs:8d} {str(split):>6s} {statistics.median(r['frames_per_s'] for r in runs):12,.0f}  "
+        median = statistics.median(r["frames_per_s"] for r in runs)
+        print(f"{env_id:12s} {num_envs:8d} {str(split):>6s} {median:12,.0f}  "
               + " / ".join(f"{share[k]:.0%}" for k in ("envs", "policy", "copies", "consumer")))
         results.append(best)
     if args.out:

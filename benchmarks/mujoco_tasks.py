@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -44,8 +45,6 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-
-import importlib.util
 
 from torchpool import bench
 from torchpool.registry import mujoco_assets_dir

@@ -49,9 +49,10 @@ from pathlib import Path
 
 import atari
 import mujoco_tasks
-import torchpool
-from torchpool import _core, bench, registry
 from tqdm import tqdm
+
+import torchpool
+from torchpool import bench, registry
 
 BEGIN, END = "<!-- raw_share:begin -->", "<!-- raw_share:end -->"
 TARGETS = {"atari": 0.85, "mujoco": 0.90}
@@ -187,10 +188,11 @@ def measure_all(cases: list[Case], raw: RawLimit, rounds: int, slice_seconds: fl
             for index in range(rounds):
                 for case in cases:
                     stepper, one_thread = steppers[case]
-                    slices = {"pool": lambda: stepper.steps_per_s(slice_seconds),
-                              "pool_one_thread": lambda: one_thread.steps_per_s(slice_seconds),
-                              "raw_one": lambda: raw.one(case.env_id, slice_seconds),
-                              "raw_together": lambda: raw.together(case.env_id, slice_seconds)}
+                    # Called within this iteration, so the loop variables they read are this case's.
+                    slices = {"pool": lambda: stepper.steps_per_s(slice_seconds),  # noqa: B023
+                              "pool_one_thread": lambda: one_thread.steps_per_s(slice_seconds),  # noqa: B023
+                              "raw_one": lambda: raw.one(case.env_id, slice_seconds),  # noqa: B023
+                              "raw_together": lambda: raw.together(case.env_id, slice_seconds)}  # noqa: B023
                     order = list(slices) if index % 2 == 0 else list(reversed(slices))
                     rates = {name: slices[name]() for name in order}
                     results[case].append(Round(**rates, cores=raw.cores))
@@ -234,7 +236,8 @@ def draw_plot(results: dict[Case, list[Round]], info: dict[str, str], path: Path
     positions = list(range(len(cases), 0, -1))
     axis.boxplot([[100 * r.share for r in results[c]] for c in cases], positions=positions, vert=False, widths=0.6)
     axis.scatter([100 * median_of(results[c], "vm_scaling") for c in cases], positions, marker="D", s=18,
-                 color="tab:gray", zorder=3, label="all cores' bare raw at once (median): what the VM's cores deliver together")
+                 color="tab:gray", zorder=3,
+                 label="all cores' bare raw at once (median): what the VM's cores deliver together")
     for family, target in TARGETS.items():
         rows = [p for p, c in zip(positions, cases) if c.family == family]
         if rows:
@@ -256,7 +259,8 @@ def main() -> None:
     parser.add_argument("--env-ids", nargs="+", default=[atari.ENV_ID, *mujoco_tasks.ENV_IDS],
                         choices=[atari.ENV_ID, *mujoco_tasks.TASKS], help="envs to measure")
     parser.add_argument("--rounds", type=int, default=15,
-                        help="rounds per case, each of four slices: pool, one-thread pool, raw one thread, raw all cores")
+                        help="rounds per case, each of four slices: pool, one-thread pool, raw one thread, "
+                             "raw all cores")
     parser.add_argument("--slice-seconds", type=float, default=0.4, help="length of one slice")
     parser.add_argument("--warmup-seconds", type=float, default=1.0, help="pool stepping before the first round")
     parser.add_argument("--quick", action="store_true", help="smoke test: 2 rounds of 0.1 s slices, no files written")

@@ -117,7 +117,8 @@ class Tracked:
                 continue
             last = self.length[env_id]
             if self.reset_next[env_id] and not self.unsure[env_id]:
-                check(lengths[row] == 0, f"{self.pool}: env {env_id} after a failure: length {lengths[row]}, not a reset")
+                check(lengths[row] == 0,
+                      f"{self.pool}: env {env_id} after a failure: length {lengths[row]}, not a reset")
             elif self.unsure[env_id] or last is None:
                 pass  # a discarded step may have ended, failed or reset the episode unseen
             else:
@@ -286,7 +287,8 @@ def soak(seconds: float, seed: int, progress: bool) -> dict:
             "interrupts": interrupter.landed, "worst_interrupt_latency_s": round(interrupter.worst_latency, 4),
             "rss_warm_mib": round(warm_rss or end_rss, 1), "rss_end_mib": round(end_rss, 1),
             "rss_growth_mib": round(end_rss - (warm_rss or end_rss), 1),
-            "warm_up_s": round(min(60.0, 0.1 * seconds), 1), "rss_samples": [(round(t, 1), round(m, 1)) for t, m in samples]}
+            "warm_up_s": round(min(60.0, 0.1 * seconds), 1),
+            "rss_samples": [(round(t, 1), round(m, 1)) for t, m in samples]}
 
 
 def record(report: dict, command: str, folder: Path) -> None:

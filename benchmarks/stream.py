@@ -155,6 +155,7 @@ def atari_available() -> bool:
 def torchrl_available() -> bool:
     try:
         import torchrl  # noqa: F401
+
         from torchpool import TorchPoolEnv  # noqa: F401
     except Exception:
         return False
@@ -289,7 +290,7 @@ def main() -> None:
     paired: dict[tuple[str, int, str], list[tuple[float, float, float]]] = {}
     overheads = overhead_cases(args)
     with tqdm(total=len(overheads) * args.repeats, desc="stream overhead", unit="run") as bar:
-        for repeat in range(args.repeats):
+        for _ in range(args.repeats):
             for env_id, n, name, policy, pairs in overheads:
                 bar.set_postfix_str(f"{env_id} n={n} {name}")
                 paired.setdefault((env_id, n, name), []).append(
@@ -350,7 +351,8 @@ def main() -> None:
     ax.set_xlabel("num_envs")
     ax.set_ylabel("env steps/s (log)")
     ax.set_yscale("log")
-    ax.set_title(f"Rollout collection (CartPole-v1 unless named), median of {args.repeats}\n{info['cpu']}, {info['cores']} cores")
+    ax.set_title(f"Rollout collection (CartPole-v1 unless named), median of {args.repeats}\n"
+                 f"{info['cpu']}, {info['cores']} cores")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
     fig.tight_layout()
     fig.savefig(HERE / "stream.png", dpi=120)

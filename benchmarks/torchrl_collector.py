@@ -58,9 +58,11 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--quick", action="store_true",
-                        help="smoke test: 1 repeat, num_envs 4, ~0.3 s per measurement; prints the table, writes nothing")
+                        help="smoke test: 1 repeat, num_envs 4, ~0.3 s per measurement; prints the table, "
+                             "writes nothing")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over all cases; the table gives medians")
-    parser.add_argument("--target-seconds", type=float, default=2.0, help="wall time of one measurement's timed batches")
+    parser.add_argument("--target-seconds", type=float, default=2.0,
+                        help="wall time of one measurement's timed batches")
     parser.add_argument("--steps-per-batch", type=int, default=64,
                         help="collector steps per batch: frames_per_batch = num_envs * this")
     parser.add_argument("--warmup-batches", type=int, default=2, help="batches collected before timing")
@@ -298,7 +300,8 @@ def main() -> None:
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
         f"- Software: {info['versions']}",
         f"- Command: `{command}` ({elapsed_min:.1f} min)",
-        f"- Settings: {args.repeats} repeat{'s' * (args.repeats > 1)}, each running every case once in turn (alternating direction); per "
+        f"- Settings: {args.repeats} repeat{'s' * (args.repeats > 1)}, each running every case once in turn "
+        "(alternating direction); per "
         f"measurement a fresh env and `Collector` (`frames_per_batch = num_envs * {args.steps_per_batch}`, "
         f"`total_frames=-1`), {args.warmup_batches} warm-up batches, then ~{args.target_seconds} s of batches "
         f"(`batches`). Policy: the same MLP (2 x 64, tanh) sampling a Categorical, fixed weights, CPU, "

@@ -75,7 +75,7 @@ def table(runs: list[dict]) -> list[str]:
             f"{f'{frames_at_target(r):,}' if reached else '-'} | {r['frames_per_s']:,.0f} | "
             f"{r['final_mean_return']:.1f} after {r['wall_seconds'] / 60:.1f} min | "
             f"{'-' if at is None else f'{at:.1f}'} | "
-            f"{'-' if not evaluation else f'{evaluation['mean_return']:.1f}'} |")
+            f"{'-' if not evaluation else format(evaluation['mean_return'], '.1f')} |")
     return lines
 
 

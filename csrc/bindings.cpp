@@ -93,10 +93,12 @@ Config to_config(const py::dict& kwargs) {
   Config config;
   for (auto item : kwargs) {
     const auto key = py::cast<std::string>(item.first);
-    if (py::isinstance<py::str>(item.second)) config.strings[key] = py::cast<std::string>(item.second);
+    if (py::isinstance<py::str>(item.second))
+      config.strings[key] = py::cast<std::string>(item.second);
     else if (py::isinstance<py::tuple>(item.second) || py::isinstance<py::list>(item.second))
       config.sequences[key] = py::cast<std::vector<double>>(item.second);
-    else config.numbers[key] = py::cast<double>(item.second);
+    else
+      config.numbers[key] = py::cast<double>(item.second);
   }
   return config;
 }
@@ -114,7 +116,9 @@ void check_signals() {
 }
 
 template <class T>
-const T* address(uintptr_t value) { return reinterpret_cast<const T*>(value); }
+const T* address(uintptr_t value) {
+  return reinterpret_cast<const T*>(value);
+}
 
 py::list layout_to_list(const Layout& layout) {
   py::list fields;
@@ -144,11 +148,11 @@ py::dict spec_to_dict(const EnvSpec& spec) {
   return result;
 }
 
-
 class PoolCore {
  public:
   explicit PoolCore(std::unique_ptr<ExecutorBase> executor)
-      : executor_(std::move(executor)), owners_(executor_->options().num_blocks, py::none()),
+      : executor_(std::move(executor)),
+        owners_(executor_->options().num_blocks, py::none()),
         generation_(fork_generation.load()) {
 #if defined(__unix__) || defined(__APPLE__)
     pid_ = static_cast<int64_t>(getpid());
@@ -175,7 +179,8 @@ class PoolCore {
             "(multiprocessing.get_context('spawn'), DataLoader(multiprocessing_context='spawn')).");
       if (core.busy_ != nullptr)
         throw std::runtime_error(std::string("Pool.") + name + "() was called while another thread is inside Pool." +
-                                 core.busy_ + "(): a pool is driven by one thread at a time (give each thread its "
+                                 core.busy_ +
+                                 "(): a pool is driven by one thread at a time (give each thread its "
                                  "own pool, or hold a lock around its calls)");
       core.busy_ = name;  // the GIL is held here and when it is cleared
     }

@@ -19,8 +19,9 @@ own RNG, so only their ranges and rough uniformity can match the reference's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np

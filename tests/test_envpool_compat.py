@@ -26,7 +26,6 @@ from torch.distributions.categorical import Categorical
 import torchpool
 import torchpool.envpool_compat as envpool  # was: import envpool
 
-
 # ---- behaviour next to EnvPool's ----------------------------------------------------------
 
 
@@ -404,7 +403,7 @@ def run_ppo(env_id: str, agent_class, num_updates: int, make_kwargs: dict, num_e
         b_logprobs, b_actions = logprobs.reshape(-1), actions.reshape((-1,) + envs.single_action_space.shape)
         b_advantages, b_returns, b_values = advantages.reshape(-1), returns.reshape(-1), values.reshape(-1)
         b_inds = np.arange(batch_size)
-        for epoch in range(update_epochs):
+        for _epoch in range(update_epochs):
             np.random.shuffle(b_inds)
             for start in range(0, batch_size, minibatch_size):
                 mb_inds = b_inds[start:start + minibatch_size]

@@ -61,7 +61,8 @@ def test_fuzzed_actions_work_or_raise_naming_the_action(pool, dtype, extra_dims,
         pool.send(action, ids)
     except (TypeError, ValueError) as error:
         check_message(error, "action")
-        fallback = torch.zeros(len(ids), dtype=torch.int64) if hasattr(spec, "n") else torch.zeros(len(ids), *spec.shape)
+        discrete = hasattr(spec, "n")
+        fallback = torch.zeros(len(ids), dtype=torch.int64) if discrete else torch.zeros(len(ids), *spec.shape)
         pool.send(fallback, ids)
     usable(pool)
 

@@ -14,7 +14,8 @@ rewards (as float32), terminations, truncations, the info keys and masks, and
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -237,7 +238,7 @@ def test_record_episode_statistics(mode: AutoresetMode):
     envs.close()
     assert len(episodes) >= 2 * NUM_ENVS, f"{mode.value}: only {len(episodes)} episodes recorded"
     assert any(e[2] for e in episodes) and any(e[3] and not e[2] for e in episodes), "want both kinds of ending"
-    for r, length, terminated, truncated in episodes:
+    for r, length, _terminated, truncated in episodes:
         # CartPole pays 1 per step: a return that is not the length means a
         # reset step was counted (NEXT_STEP) or an episode was not cut (SAME_STEP).
         assert r == length, f"{mode.value}: episode return {r} over {length} steps"

@@ -71,7 +71,8 @@ def _groups(env_id: str, nq: int, nv: int) -> dict[str, slice]:
                 "goal qvel": slice(nq + 2, nq + nv)}
     if env_id == "Pusher-v5":  # the arm exactly at qpos0; the cylinder at random; the goal fixed
         return {"arm qpos": slice(0, 7), "cylinder x": slice(7, 8), "cylinder y": slice(8, 9),
-                "goal qpos": slice(9, 11), "arm qvel": slice(nq, nq + 7), "object and goal qvel": slice(nq + 7, nq + nv)}
+                "goal qpos": slice(9, 11), "arm qvel": slice(nq, nq + 7),
+                "object and goal qvel": slice(nq + 7, nq + nv)}
     return {"qpos": slice(0, nq), "qvel": slice(nq, nq + nv)}
 
 

@@ -24,9 +24,9 @@ def test_torchpool_loads_with_mujoco_in_another_sys_path_entry(tmp_path):
     shutil.copy(_core.__file__, package)
     assert not (tmp_path / "mujoco").exists()
     site = sysconfig.get_paths()["purelib"]
-    code = ("import torchpool, torch; assert torchpool.__file__.startswith(%r); "
+    code = (f"import torchpool, torch; assert torchpool.__file__.startswith({str(tmp_path)!r}); "
             "pool = torchpool.make('HalfCheetah-v5', num_envs=2); pool.reset(); "
-            "print(pool.step(torch.zeros(2, 6))['observation'].shape)") % str(tmp_path)
+            "print(pool.step(torch.zeros(2, 6))['observation'].shape)")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), site]))
     result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=120,
                             cwd=tmp_path)
@@ -44,7 +44,8 @@ def test_the_pin_in_the_loader_is_the_one_in_pyproject():
 
 def test_another_mujoco_version_is_a_clear_import_error(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "3.1.0")
-    with pytest.raises(ImportError, match=r"built against mujoco 4\.0\.0, but mujoco 3\.1\.0 is installed.*pip install"):
+    expected = r"built against mujoco 4\.0\.0, but mujoco 3\.1\.0 is installed.*pip install"
+    with pytest.raises(ImportError, match=expected):
         _mujoco_lib.load()
 
 

@@ -44,7 +44,8 @@ def test_pin_memory_must_be_a_bool():
 
 @pytest.mark.cuda
 def test_cuda_stream_pools_are_pinned_and_a_spawned_cpu_pool_creates_no_cuda_context():
-    stream = torchpool.stream("CartPole-v1", lambda obs: torch.zeros(obs.shape[0], dtype=torch.int64, device=obs.device),
+    stream = torchpool.stream("CartPole-v1",
+                              lambda obs: torch.zeros(obs.shape[0], dtype=torch.int64, device=obs.device),
                               num_envs=4, frames_per_batch=8, total_frames=8, device="cuda")
     for batch in stream:
         assert batch.device.type == "cuda"

@@ -5,9 +5,9 @@ import time
 import numpy as np
 import pytest
 import torch
+from threads import native_threads
 
 import torchpool
-from threads import native_threads
 from torchpool.pool import Pool
 
 STEP_KEYS = {"observation", "reward", "terminated", "truncated", "done", "env_id",
@@ -53,7 +53,7 @@ def test_sync_step_rows_are_ordered_by_env_id():
 def test_same_step_autoreset_returns_final_observation_and_new_episode():
     with probe(num_envs=2, episode_length=3) as pool:
         pool.reset()
-        for step in range(1, 4):
+        for _ in range(1, 4):
             td = pool.step(torch.tensor([5, 7]))
         assert td["done"].all() and td["terminated"].all() and not td["truncated"].any()
         assert torch.equal(td["final_observation"][:, 0], torch.tensor([3.0, 3.0])), "true last obs: 3 steps in"
@@ -202,7 +202,8 @@ def test_worker_exception_is_raised_with_the_env_id_and_the_pool_keeps_working()
     with probe(num_envs=3, fail_at_step=2) as pool:
         pool.reset()
         pool.step(torch.zeros(3, dtype=torch.int64))
-        with pytest.raises(torchpool.EnvError, match=r"env 0: probe failure at step 2(.|\n)*env 1: probe failure") as error:
+        expected = r"env 0: probe failure at step 2(.|\n)*env 1: probe failure"
+        with pytest.raises(torchpool.EnvError, match=expected) as error:
             pool.step(torch.zeros(3, dtype=torch.int64))
         assert error.value.env_ids == [0, 1, 2]
         assert error.value.batch["truncated"].tolist() == [True, True, True]

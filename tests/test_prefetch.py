@@ -4,10 +4,10 @@ import threading
 
 import pytest
 import torch
+from threads import native_threads
 from torch import nn
 
 import torchpool
-from threads import native_threads
 
 
 class Versioned(nn.Module):
@@ -92,10 +92,10 @@ class Noop(nn.Module):
 def test_breaking_out_stops_the_collector_and_closes_its_pools():
     before = native_threads()
     stream = torchpool.stream("Pong-v5", Noop(), num_envs=4, frames_per_batch=64, prefetch=True)
-    for k, batch in enumerate(stream):
+    for k, _batch in enumerate(stream):
         if k == 2:
             break
-    del batch
+    del _batch
     assert not any(t.name == "torchpool-prefetch" for t in threading.enumerate())
     assert native_threads() == before
 

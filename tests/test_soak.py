@@ -15,8 +15,8 @@ SOAK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 @pytest.mark.slow
 def test_a_45_second_soak_keeps_every_invariant_and_leaks_no_thread_or_descriptor():
-    result = subprocess.run([sys.executable, SOAK, "--seconds", "45", "--cycles", "200", "--no-progress", "--seed", "1"],
-                            capture_output=True, text=True, timeout=300)
+    command = [sys.executable, SOAK, "--seconds", "45", "--cycles", "200", "--no-progress", "--seed", "1"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     report = json.loads(result.stdout[result.stdout.index("{"):])
     assert result.returncode == 0 and report["ok"], report
     assert report["rows_checked"] > 10000 and report["env_failures"] > 10 and report["interrupts"] > 50, report

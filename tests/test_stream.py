@@ -5,9 +5,9 @@ import traceback
 import pytest
 import torch
 from tensordict import TensorDict
+from threads import native_threads
 
 import torchpool
-from threads import native_threads
 
 
 def lean_right(observation: torch.Tensor) -> torch.Tensor:
@@ -50,7 +50,8 @@ def hand_rollout(num_envs: int, steps: int, seed: int = 0) -> list[TensorDict]:
 def test_batches_equal_a_hand_written_pool_rollout(split_envs):
     num_envs, steps_per_batch, batches = 6, 25, 4
     stream = torchpool.stream("CartPole-v1", lean_right, num_envs=num_envs, seed=3, split_envs=split_envs,
-                              frames_per_batch=num_envs * steps_per_batch, total_frames=num_envs * steps_per_batch * batches)
+                              frames_per_batch=num_envs * steps_per_batch,
+                              total_frames=num_envs * steps_per_batch * batches)
     collected = torch.cat([batch.clone() for batch in stream], dim=1)
     expected = hand_rollout(num_envs, steps_per_batch * batches, seed=3)
     assert collected["next", "done"].any(), "the rollout crosses episode ends"

@@ -28,12 +28,13 @@ import torchpool
 from torchpool import Pool
 
 pytest.importorskip("torchrl")
-from torchpool import TorchPoolEnv  # noqa: E402  (imports torchrl)
 from torchrl.collectors import Collector, MultiAsyncCollector, MultiSyncCollector  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 from torchrl.modules import ProbabilisticActor, ValueOperator  # noqa: E402
 from torchrl.objectives import ClipPPOLoss  # noqa: E402
 from torchrl.objectives.value import GAE  # noqa: E402
+
+from torchpool import TorchPoolEnv  # noqa: E402  (imports torchrl)
 
 # Collectors here get nn.Module policies; torchrl 0.14 warns that from 0.15 it
 # will append an InitTracker to the env for them. Say no explicitly.

@@ -5,17 +5,19 @@
     td = pool.step(torch.zeros(8, dtype=torch.int64))
 """
 
+from . import gym as _gym  # noqa: F401  registers "torchpool/<EnvId>" with Gymnasium
+from ._cpus import available_cpus
 from .errors import EnvError
 from .pool import InputError, Pool, make
-from ._cpus import available_cpus
 from .registry import list_envs
+
 # Eager: importing the submodule later would rebind `torchpool.stream` to it.
 from .stream import stream
-from . import gym as _gym  # registers "torchpool/<EnvId>" with Gymnasium
 
 __version__ = "0.1.0"
 
-__all__ = ["Pool", "make", "list_envs", "TorchPoolEnv", "stream", "EnvError", "InputError", "available_cpus", "__version__"]
+__all__ = ["Pool", "make", "list_envs", "TorchPoolEnv", "stream", "EnvError", "InputError", "available_cpus",
+           "__version__"]
 
 
 def __getattr__(name: str):

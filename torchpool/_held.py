@@ -19,7 +19,7 @@ storage (every view holds its storage).
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from tensordict import TensorDictBase

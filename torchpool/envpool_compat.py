@@ -62,7 +62,8 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from .pool import FIXED_KEYS, Pool, make as _make_pool
+from .pool import FIXED_KEYS, Pool
+from .pool import make as _make_pool
 from .specs import BoxSpec, DiscreteSpec
 
 __all__ = ["make", "EnvPool", "EnvSpec", "EnvPoolMixin"]
@@ -85,7 +86,7 @@ def make(
     gym_reset_return_info: bool = False,
     max_num_players: int = 1,
     **task_kwargs: Any,
-) -> "EnvPool":
+) -> EnvPool:
     """Makes an EnvPool-like vector env of ``task_id`` (a torchpool env id).
 
     Arguments keep EnvPool's names and defaults: ``batch_size`` ``0``/``None``
@@ -182,7 +183,8 @@ class EnvPool(EnvPoolMixin, gymnasium.Env):
 
     @property
     def config(self) -> dict[str, Any]:
-        """EnvPool's config dict: ``num_envs``, ``batch_size``, ``num_threads``, ``seed``, ``max_episode_steps``, task kwargs."""
+        """EnvPool's config dict: ``num_envs``, ``batch_size``, ``num_threads``, ``seed``, ``max_episode_steps``,
+        task kwargs."""
         pool = self._pool
         return {"num_envs": pool.num_envs, "batch_size": pool.batch_size, "num_threads": pool.num_threads,
                 "max_num_players": 1, "seed": self._seed, "max_episode_steps": pool.max_episode_steps,

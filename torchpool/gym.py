@@ -36,7 +36,8 @@ pop ``reset_mask`` out of the caller's dict.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import gymnasium
 import numpy as np
@@ -220,7 +221,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         self._pool.close()
 
-    def __enter__(self) -> "VectorEnv":
+    def __enter__(self) -> VectorEnv:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import atexit
 import weakref
-from collections.abc import Mapping
-from typing import Any, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,12 +34,12 @@ from tensordict import TensorDict
 from . import _mujoco_lib
 
 _mujoco_lib.load()
-from . import _core  # noqa: E402  (needs libmujoco loaded)
-from . import errors, registry  # noqa: E402
+# The extension links libmujoco, so it is imported after that is loaded.
+from . import _core, errors, registry  # noqa: E402
 from ._cpus import available_cpus  # noqa: E402
 from ._held import HeldWatch  # noqa: E402
 from .output_targets import OutputTargets  # noqa: E402
-from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec
+from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec  # noqa: E402
 
 registry.attach_core(_core.families, _core.atari_rom_supported)
 
@@ -61,7 +61,7 @@ _CONTINUOUS_ACTION_DTYPES = frozenset({torch.float32, torch.float64})
 # (csrc/core/wait.h). Chosen with benchmarks/spin.py; override per pool.
 DEFAULT_SPIN_POLLS = 2000
 
-_live_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
+_live_pools: weakref.WeakSet[Pool] = weakref.WeakSet()
 _core.set_env_error_factory(errors._from_core)
 
 
@@ -440,7 +440,7 @@ class Pool:
         core = self._live_core()
         return core.rows_sent - core.rows_received
 
-    def __enter__(self) -> "Pool":
+    def __enter__(self) -> Pool:
         return self
 
     def __exit__(self, *exc_info: Any) -> None:

@@ -12,9 +12,10 @@ import difflib
 import importlib.util
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from numbers import Real
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 from tensordict import TensorDict, TensorDictBase

@@ -59,7 +59,7 @@ class Interrupter:
         self.armed = False
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
-    def __enter__(self) -> "Interrupter":
+    def __enter__(self) -> Interrupter:
         return self
 
     def __exit__(self, *exc_info) -> None:

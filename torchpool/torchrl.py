@@ -118,7 +118,7 @@ class TorchPoolEnv(EnvBase):
         self.is_closed = False
 
     @classmethod
-    def from_pool(cls, pool: Pool, device: torch.device | str | None = None) -> "TorchPoolEnv":
+    def from_pool(cls, pool: Pool, device: torch.device | str | None = None) -> TorchPoolEnv:
         """Wraps an existing sync ``pool`` with ``autoreset="same_step"``; the env then owns it.
 
         The pool is reset once (to learn its keys); ``env.close()`` closes it.

@@ -30,22 +30,21 @@
 namespace torchpool {
 
 enum class Op : uint8_t {
-  kStep,        // step the env; the result goes to the output ring
-  kReset,       // reset the env (async_reset); the result goes to the output ring
-  kResetInto,   // reset the env; the result goes to row `position` of the reset buffer
+  kStep,       // step the env; the result goes to the output ring
+  kReset,      // reset the env (async_reset); the result goes to the output ring
+  kResetInto,  // reset the env; the result goes to row `position` of the reset buffer
 };
 
 struct WorkItem {
   Op op = Op::kStep;
-  int32_t first_env = 0;   // the item's first env id; next_env() gives the others
-  uint32_t count = 0;      // how many env ids
-  uint32_t position = 0;   // kResetInto: row of the first env in the reset buffer
+  int32_t first_env = 0;  // the item's first env id; next_env() gives the others
+  uint32_t count = 0;     // how many env ids
+  uint32_t position = 0;  // kResetInto: row of the first env in the reset buffer
 };
 
 class ActionQueue {
  public:
-  explicit ActionQueue(size_t num_envs)
-      : capacity_(num_envs), next_env_(num_envs, -1), slots_(new Slot[num_envs]) {
+  explicit ActionQueue(size_t num_envs) : capacity_(num_envs), next_env_(num_envs, -1), slots_(new Slot[num_envs]) {
     for (size_t i = 0; i < capacity_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
   }
 
@@ -99,10 +98,10 @@ class ActionQueue {
   };
 
   const size_t capacity_;
-  std::vector<int32_t> next_env_;        // written by the producer for envs not in flight
+  std::vector<int32_t> next_env_;  // written by the producer for envs not in flight
   std::unique_ptr<Slot[]> slots_;
-  uint64_t tail_ = 0;                    // producer only
-  std::atomic<uint64_t> head_{0};        // advanced by consumers
+  uint64_t tail_ = 0;              // producer only
+  std::atomic<uint64_t> head_{0};  // advanced by consumers
   Semaphore available_;
 };
 

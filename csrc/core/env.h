@@ -104,17 +104,19 @@ class StepOutput {
       for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(values[i]);
     }
   }
-  void set_observation(std::initializer_list<double> values) {
-    set_observation(values.begin(), values.size());
-  }
+  void set_observation(std::initializer_list<double> values) { set_observation(values.begin(), values.size()); }
 
   // Raw access for families with integer observations (Atari frames).
   template <class T>
-  T* observation() { return static_cast<T*>(observation_); }
+  T* observation() {
+    return static_cast<T*>(observation_);
+  }
 
   // The family's i-th extra field (in the order of EnvSpec::extras).
   template <class T>
-  T* extra(size_t i) { return reinterpret_cast<T*>(extras_[i]); }
+  T* extra(size_t i) {
+    return reinterpret_cast<T*>(extras_[i]);
+  }
 
  private:
   void* observation_;

@@ -65,7 +65,14 @@ struct ExecutorOptions {
 
 // Fixed output fields, in column order; the family's extras follow.
 enum Field : size_t {
-  kObservation = 0, kReward, kTerminated, kTruncated, kDone, kEnvId, kEpisodeReturn, kEpisodeLength,
+  kObservation = 0,
+  kReward,
+  kTerminated,
+  kTruncated,
+  kDone,
+  kEnvId,
+  kEpisodeReturn,
+  kEpisodeLength,
   kFinalObservation,  // only with same_step autoreset
 };
 
@@ -87,7 +94,10 @@ struct EnvFailure : std::runtime_error {
   std::vector<std::string> messages;
 
   EnvFailure(size_t block_, size_t rows_, std::vector<int64_t> ids, std::vector<std::string> texts)
-      : std::runtime_error(describe(ids, texts)), block(block_), rows(rows_), env_ids(std::move(ids)),
+      : std::runtime_error(describe(ids, texts)),
+        block(block_),
+        rows(rows_),
+        env_ids(std::move(ids)),
         messages(std::move(texts)) {}
 
   static std::string describe(const std::vector<int64_t>& ids, const std::vector<std::string>& texts) {
@@ -255,8 +265,9 @@ class Executor final : public ExecutorBase {
     settle(check);
     const uint64_t pending = rows_sent_ - rows_received_;
     if (pending < options_.batch_size)
-      throw std::runtime_error("recv() needs batch_size=" + std::to_string(options_.batch_size) + " envs in flight, but " +
-                       std::to_string(pending) + " are; send() actions (or async_reset()) first");
+      throw std::runtime_error("recv() needs batch_size=" + std::to_string(options_.batch_size) +
+                               " envs in flight, but " + std::to_string(pending) +
+                               " are; send() actions (or async_reset()) first");
     const size_t block = next_block();
     // An interrupt here changes nothing: the rows stay in flight for the next recv().
     wait_until(ring_.filled(block), ring_.target(), check);
@@ -286,14 +297,14 @@ class Executor final : public ExecutorBase {
     if (ids == nullptr) ids = all_ids_.data();
     check_ids(ids, count, /*for_step=*/false);
     if (seeds != nullptr)
-      for (size_t i = 0; i < count; ++i) slots_[ids[i]]->pending_seed = seeds[i], slots_[ids[i]]->has_pending_seed = true;
+      for (size_t i = 0; i < count; ++i)
+        slots_[ids[i]]->pending_seed = seeds[i], slots_[ids[i]]->has_pending_seed = true;
     reset_target_ = static_cast<int32_t>(count);
     push(Op::kResetInto, ids, count, 0);
     wait_or_discard(Abandoned::kReset, 0, ids, count, check);
     reset_filled_.clear();
     for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
-    if (reset_failures_.exchange(0, std::memory_order_relaxed) > 0)
-      throw_failures(EnvFailure::kResetBatch, ids, count);
+    if (reset_failures_.exchange(0, std::memory_order_relaxed) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
   }
 
   uint64_t rows_sent() const override { return rows_sent_; }
@@ -348,8 +359,10 @@ class Executor final : public ExecutorBase {
   };
   static constexpr bool kHasState = requires { Env::kStateSize; } || requires(const Env& env) { env.state_size(); };
   static size_t state_size(const Env& env) {
-    if constexpr (requires { Env::kStateSize; }) return static_cast<size_t>(Env::kStateSize);
-    else return env.state_size();
+    if constexpr (requires { Env::kStateSize; })
+      return static_cast<size_t>(Env::kStateSize);
+    else
+      return env.state_size();
   }
 
   static constexpr size_t kMaxExtras = 16;
@@ -406,12 +419,12 @@ class Executor final : public ExecutorBase {
     int64_t episode_length = 0;
     // Written by the worker that ran the env, read by the caller only after it
     // received that env's row (acquire on the FillCounter), so plain fields.
-    bool started = false;        // reset at least once
-    bool episode_over = false;   // next_step/disabled: the last step ended the episode
-    uint64_t pending_seed = 0;   // caller-written before the push that uses it
+    bool started = false;       // reset at least once
+    bool episode_over = false;  // next_step/disabled: the last step ended the episode
+    uint64_t pending_seed = 0;  // caller-written before the push that uses it
     bool has_pending_seed = false;
-    bool failed = false;         // NOTE [Env failures]: reset before the next step
-    std::string failure;         // the message, until the caller takes it
+    bool failed = false;                  // NOTE [Env failures]: reset before the next step
+    std::string failure;                  // the message, until the caller takes it
     std::vector<uint8_t> extras_scratch;  // same_step: extras of the autoreset land here
 
     Slot(const Model& model, uint64_t seed, size_t extras_bytes)
@@ -427,10 +440,14 @@ class Executor final : public ExecutorBase {
   std::vector<FieldSpec> fields() const {
     const ObservationSpec& obs = spec_.observation;
     std::vector<FieldSpec> fields = {
-        {"observation", obs.dtype, obs.shape},   {"reward", Dtype::Float32, {}},
-        {"terminated", Dtype::Bool, {}},         {"truncated", Dtype::Bool, {}},
-        {"done", Dtype::Bool, {}},               {"env_id", Dtype::Int64, {}},
-        {"episode_return", Dtype::Float32, {}},  {"episode_length", Dtype::Int64, {}},
+        {"observation", obs.dtype, obs.shape},
+        {"reward", Dtype::Float32, {}},
+        {"terminated", Dtype::Bool, {}},
+        {"truncated", Dtype::Bool, {}},
+        {"done", Dtype::Bool, {}},
+        {"env_id", Dtype::Int64, {}},
+        {"episode_return", Dtype::Float32, {}},
+        {"episode_length", Dtype::Int64, {}},
     };
     if (options_.autoreset == Autoreset::kSameStep) fields.push_back({"final_observation", obs.dtype, obs.shape});
     for (const FieldSpec& extra : spec_.extras) fields.push_back(extra);
@@ -511,8 +528,8 @@ class Executor final : public ExecutorBase {
         const T value = actions[i];
         if (!(value >= 0 && static_cast<double>(value) < static_cast<double>(n)) ||
             static_cast<double>(static_cast<int64_t>(value)) != static_cast<double>(value))
-          throw InputError("action " + format_action(value) + " for env " +
-                           std::to_string(ids[i]) + " is not a valid index in [0, " + std::to_string(n) + ")");
+          throw InputError("action " + format_action(value) + " for env " + std::to_string(ids[i]) +
+                           " is not a valid index in [0, " + std::to_string(n) + ")");
       }
       for (size_t i = 0; i < count; ++i) action_index_[ids[i]] = static_cast<int64_t>(actions[i]);
     } else {
@@ -527,12 +544,18 @@ class Executor final : public ExecutorBase {
 
   void copy_actions(const void* actions, Dtype dtype, const int64_t* ids, size_t count) {
     switch (dtype) {
-      case Dtype::UInt8: return copy_typed_actions(static_cast<const uint8_t*>(actions), ids, count);
-      case Dtype::Int32: return copy_typed_actions(static_cast<const int32_t*>(actions), ids, count);
-      case Dtype::Int64: return copy_typed_actions(static_cast<const int64_t*>(actions), ids, count);
-      case Dtype::Float32: return copy_typed_actions(static_cast<const float*>(actions), ids, count);
-      case Dtype::Float64: return copy_typed_actions(static_cast<const double*>(actions), ids, count);
-      default: throw InputError("unsupported action dtype");
+      case Dtype::UInt8:
+        return copy_typed_actions(static_cast<const uint8_t*>(actions), ids, count);
+      case Dtype::Int32:
+        return copy_typed_actions(static_cast<const int32_t*>(actions), ids, count);
+      case Dtype::Int64:
+        return copy_typed_actions(static_cast<const int64_t*>(actions), ids, count);
+      case Dtype::Float32:
+        return copy_typed_actions(static_cast<const float*>(actions), ids, count);
+      case Dtype::Float64:
+        return copy_typed_actions(static_cast<const double*>(actions), ids, count);
+      default:
+        throw InputError("unsupported action dtype");
     }
   }
 
@@ -751,7 +774,7 @@ class Executor final : public ExecutorBase {
     for (const int64_t id : abandoned_.ids) {
       discard_[id].store(0, std::memory_order_relaxed);
       in_flight_[id] = 0;
-      slots_[id]->failure.clear();  // the failed env is still reset before it steps again
+      slots_[id]->failure.clear();           // the failed env is still reset before it steps again
       slots_[id]->has_pending_seed = false;  // an interrupted reset(seed=...) leaves no seed behind
     }
     if (block_kind) {
@@ -844,8 +867,10 @@ class Executor final : public ExecutorBase {
       ActionQueue* from = nullptr;
       for (int32_t i = 0; i < options_.spin.polls; ++i) {
         if ((from = try_acquire_item(/*caller=*/false)) != nullptr) break;
-        if (run_tail_piece(self)) i = 0;
-        else TORCHPOOL_PAUSE();
+        if (run_tail_piece(self))
+          i = 0;
+        else
+          TORCHPOOL_PAUSE();
       }
       // Spin again for the caller's next call, or for an item queued meanwhile.
       if (from == nullptr && caller_is_worker_ && waited_out_caller()) continue;
@@ -961,8 +986,8 @@ class Executor final : public ExecutorBase {
         const StepResult result = slot.env.step(action, slot.rng, out);
         slot.episode_return += result.reward;
         slot.episode_length += 1;
-        const bool truncated = result.truncated ||
-                               (spec_.max_episode_steps > 0 && slot.episode_length >= spec_.max_episode_steps);
+        const bool truncated =
+            result.truncated || (spec_.max_episode_steps > 0 && slot.episode_length >= spec_.max_episode_steps);
         write_flags(field, static_cast<float>(result.reward), result.terminated, truncated, slot.episode_return,
                     slot.episode_length);
         if (result.terminated || truncated) {
@@ -1056,7 +1081,7 @@ class Executor final : public ExecutorBase {
   ActionQueue queue_;
   ActionQueue caller_queue_;  // NOTE [The caller's own envs]
   OutputRing ring_;
-  SplitTail tail_;  // NOTE [Split tail]
+  SplitTail tail_;        // NOTE [Split tail]
   int32_t substeps_ = 0;  // > 1 where sync steps hold back a split tail
   std::vector<std::unique_ptr<Slot>> slots_;
   // Caller-only bookkeeping: 1 while an env's result is not yet received.
@@ -1069,7 +1094,7 @@ class Executor final : public ExecutorBase {
   std::vector<double> action_values_;
   size_t action_size_ = 1;
   size_t envs_per_target_item_ = 1;
-  bool caller_is_worker_ = false;  // see the constructor
+  bool caller_is_worker_ = false;            // see the constructor
   std::atomic<bool> caller_waiting_{false};  // NOTE [Workers wait out the caller's items]
   std::atomic<int64_t> worker_sleeps_in_calls_{0};
 

@@ -22,11 +22,14 @@ enum class Dtype : int32_t { Bool = 0, UInt8 = 1, Int32 = 2, Int64 = 3, Float32 
 inline size_t dtype_size(Dtype dtype) {
   switch (dtype) {
     case Dtype::Bool:
-    case Dtype::UInt8: return 1;
+    case Dtype::UInt8:
+      return 1;
     case Dtype::Int32:
-    case Dtype::Float32: return 4;
+    case Dtype::Float32:
+      return 4;
     case Dtype::Int64:
-    case Dtype::Float64: return 8;
+    case Dtype::Float64:
+      return 8;
   }
   return 0;
 }
@@ -46,7 +49,7 @@ struct FieldSpec {
 
 struct ObservationSpec {
   std::vector<int64_t> shape;
-  Dtype dtype;  // the pool's output dtype (obs_dtype applied)
+  Dtype dtype;                    // the pool's output dtype (obs_dtype applied)
   std::vector<double> low, high;  // one per element, or empty for unbounded
 };
 
@@ -67,8 +70,8 @@ struct ActionSpec {
 struct EnvSpec {
   ObservationSpec observation;
   ActionSpec action;
-  std::vector<FieldSpec> extras;      // family fields written every step (e.g. lives)
-  int64_t max_episode_steps = 0;      // 0: no time limit
+  std::vector<FieldSpec> extras;  // family fields written every step (e.g. lives)
+  int64_t max_episode_steps = 0;  // 0: no time limit
   // Nanoseconds one step costs, roughly; the executor sizes work chunks from it
   // so cheap envs run as tight loops (see docs/design.md, "The rules the core keeps").
   double step_cost_ns = 1000.0;

@@ -38,7 +38,7 @@ class SplitTail {
   struct Piece {
     int32_t entry = -1;  // -1: nothing to take now
     int32_t env = -1;
-    bool last = false;   // the env's last substep: finish(), then run its step (which writes the row)
+    bool last = false;  // the env's last substep: finish(), then run its step (which writes the row)
   };
 
   // Caller, before the push that wakes the workers: the envs of this call

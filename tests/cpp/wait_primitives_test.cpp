@@ -16,14 +16,14 @@
 
 using namespace torchpool;
 
-#define CHECK(condition, ...)                                       \
-  do {                                                              \
-    if (!(condition)) {                                             \
-      std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__);   \
-      std::fprintf(stderr, __VA_ARGS__);                            \
-      std::fprintf(stderr, "\n");                                   \
-      std::exit(1);                                                 \
-    }                                                               \
+#define CHECK(condition, ...)                                     \
+  do {                                                            \
+    if (!(condition)) {                                           \
+      std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                          \
+      std::fprintf(stderr, "\n");                                 \
+      std::exit(1);                                               \
+    }                                                             \
   } while (0)
 
 // Producers release units in bursts, with and without wake-ups; consumers

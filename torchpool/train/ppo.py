@@ -377,7 +377,7 @@ def train(args: Args) -> dict:
         bar = tqdm(total=args.total_frames, unit="frame", desc=f"PPO {args.env_id}")
     reached = None
     writer = _tensorboard_writer(args) if args.tensorboard else None
-    for update, batch in enumerate(stream):
+    for batch in stream:
         frames += frames_per_batch
         done = batch["next", "done"].squeeze(-1)
         recent.extend(batch["next", "episode_return"][done].tolist())
@@ -432,7 +432,8 @@ def train(args: Args) -> dict:
         if bar is not None:
             bar.update(frames_per_batch)
             if recent:
-                bar.set_postfix(mean_return=f"{np.mean(recent):.1f}", fps=f"{frames / (time.perf_counter() - start):,.0f}")
+                fps = frames / (time.perf_counter() - start)
+                bar.set_postfix(mean_return=f"{np.mean(recent):.1f}", fps=f"{fps:,.0f}")
         if (args.target_return is not None and len(recent) == recent.maxlen
                 and np.mean(recent) >= args.target_return):
             reached = time.perf_counter() - start

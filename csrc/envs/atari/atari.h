@@ -86,8 +86,8 @@ inline std::unique_ptr<ale::ALEInterface> load_game(const std::string& rom_path)
   quiet_ale();
   auto ale = std::make_unique<ale::ALEInterface>();
   ale->setFloat("repeat_action_probability", 0.0f);  // sticky actions are ours (per-env Rng)
-  ale->setInt("frame_skip", 1);                       // so is the frame skip
-  ale->setInt("max_num_frames_per_episode", 0);       // and the time limit (the executor's)
+  ale->setInt("frame_skip", 1);                      // so is the frame skip
+  ale->setInt("max_num_frames_per_episode", 0);      // and the time limit (the executor's)
   try {
     ale->loadROM(rom_path);
   } catch (const std::exception& error) {
@@ -124,8 +124,10 @@ class AtariModel {
 
   EnvSpec spec(Dtype) const {
     EnvSpec spec;
-    spec.observation = {{stack_num * channels(), height, width}, Dtype::UInt8,
-                        std::vector<double>(1, 0.0), std::vector<double>(1, 255.0)};
+    spec.observation = {{stack_num * channels(), height, width},
+                        Dtype::UInt8,
+                        std::vector<double>(1, 0.0),
+                        std::vector<double>(1, 255.0)};
     spec.action.discrete = true;
     spec.action.num_actions = static_cast<int64_t>(actions.size());
     spec.extras = {{"lives", Dtype::Int32, {}}, {"raw_reward", Dtype::Float32, {}}, {"game_over", Dtype::Bool, {}}};
@@ -255,8 +257,10 @@ class Atari {
           for (size_t x = 0; x < width; ++x) line[x] = table[now[x]];
         }
       };
-      if (model_.bilinear) bilinear_(row, slot + c * plane_);
-      else area_(row, first_equal, slot + c * plane_);
+      if (model_.bilinear)
+        bilinear_(row, slot + c * plane_);
+      else
+        area_(row, first_equal, slot + c * plane_);
     }
     if (fill)
       for (int i = 0; i < model_.stack_num; ++i)

@@ -86,8 +86,12 @@ inline void round_row(const float* values, uint8_t* out, int count) {
 class AreaResize {
  public:
   AreaResize(int source_height, int source_width, int height, int width)
-      : width_(width), taps_(area_taps(source_height, height)), line_(source_width), out_sum_(width),
-        row_sums_(static_cast<size_t>(source_height) * width), sums_of_(source_height) {
+      : width_(width),
+        taps_(area_taps(source_height, height)),
+        line_(source_width),
+        out_sum_(width),
+        row_sums_(static_cast<size_t>(source_height) * width),
+        sums_of_(source_height) {
     // Columns: the taps of each output column, padded to the same count.
     const std::vector<Tap> columns = area_taps(source_width, width);
     std::vector<int> count(width, 0);
@@ -197,11 +201,16 @@ class AreaResize {
 
   void sum_columns(float* row_sum) const {
     switch (taps_per_column_) {
-      case 1: return sum_columns_of<1>(row_sum);
-      case 2: return sum_columns_of<2>(row_sum);
-      case 3: return sum_columns_of<3>(row_sum);
-      case 4: return sum_columns_of<4>(row_sum);
-      default: return sum_columns_of<0>(row_sum);
+      case 1:
+        return sum_columns_of<1>(row_sum);
+      case 2:
+        return sum_columns_of<2>(row_sum);
+      case 3:
+        return sum_columns_of<3>(row_sum);
+      case 4:
+        return sum_columns_of<4>(row_sum);
+      default:
+        return sum_columns_of<0>(row_sum);
     }
   }
 
@@ -218,8 +227,12 @@ class AreaResize {
 class BilinearResize {
  public:
   BilinearResize(int source_height, int source_width, int height, int width)
-      : height_(height), width_(width), rows_(axis(source_height, height)), columns_(axis(source_width, width)),
-        top_(source_width), bottom_(source_width) {}
+      : height_(height),
+        width_(width),
+        rows_(axis(source_height, height)),
+        columns_(axis(source_width, width)),
+        top_(source_width),
+        bottom_(source_width) {}
 
   template <class Row>
   void operator()(const Row& row, uint8_t* target) {

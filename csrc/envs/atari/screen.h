@@ -36,7 +36,8 @@ inline void scan_rows(const uint8_t* frame, uint8_t* copy, uint8_t* repeats, int
     __m128i differ = _mm_setzero_si128();
     for (; x + 16 <= w; x += 16) {
       const __m128i pixels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + x));
-      differ = _mm_or_si128(differ, _mm_xor_si128(pixels, _mm_loadu_si128(reinterpret_cast<const __m128i*>(above + x))));
+      differ =
+          _mm_or_si128(differ, _mm_xor_si128(pixels, _mm_loadu_si128(reinterpret_cast<const __m128i*>(above + x))));
       if (into != nullptr) _mm_storeu_si128(reinterpret_cast<__m128i*>(into + x), pixels);
     }
     equal = _mm_movemask_epi8(_mm_cmpeq_epi8(differ, _mm_setzero_si128())) == 0xFFFF;

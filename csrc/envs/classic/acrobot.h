@@ -76,8 +76,8 @@ class Acrobot {
 
  private:
   void write_observation(StepOutput& out) const {
-    out.set_observation({std::cos(state_[0]), std::sin(state_[0]), std::cos(state_[1]),
-                         std::sin(state_[1]), state_[2], state_[3]});
+    out.set_observation(
+        {std::cos(state_[0]), std::sin(state_[0]), std::cos(state_[1]), std::sin(state_[1]), state_[2], state_[3]});
   }
 
   // rk4(self._dsdt, s_augmented, [0, self.dt]): one step, elementwise in the
@@ -105,16 +105,14 @@ class Acrobot {
     constexpr double I1 = Model::kLinkMomentOfInertia, I2 = Model::kLinkMomentOfInertia;
     constexpr double g = Model::kGravity;
     const double theta1 = s[0], theta2 = s[1], dtheta1 = s[2], dtheta2 = s[3];
-    const double d1 =
-        m1 * (lc1 * lc1) + m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * std::cos(theta2)) + I1 + I2;
+    const double d1 = m1 * (lc1 * lc1) + m2 * ((l1 * l1) + (lc2 * lc2) + 2 * l1 * lc2 * std::cos(theta2)) + I1 + I2;
     const double d2 = m2 * ((lc2 * lc2) + l1 * lc2 * std::cos(theta2)) + I2;
     const double phi2 = m2 * lc2 * g * std::cos(theta1 + theta2 - M_PI / 2.0);
     const double phi1 = -m2 * l1 * lc2 * python_square(dtheta2) * std::sin(theta2) -
                         2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * std::sin(theta2) +
                         (m1 * lc1 + m2 * l1) * g * std::cos(theta1 - M_PI / 2) + phi2;
-    const double ddtheta2 =
-        (a + d2 / d1 * phi1 - m2 * l1 * lc2 * python_square(dtheta1) * std::sin(theta2) - phi2) /
-        (m2 * (lc2 * lc2) + I2 - python_square(d2) / d1);
+    const double ddtheta2 = (a + d2 / d1 * phi1 - m2 * l1 * lc2 * python_square(dtheta1) * std::sin(theta2) - phi2) /
+                            (m2 * (lc2 * lc2) + I2 - python_square(d2) / d1);
     const double ddtheta1 = -(d2 * ddtheta2 + phi1) / d1;
     derivative[0] = dtheta1, derivative[1] = dtheta2, derivative[2] = ddtheta1, derivative[3] = ddtheta2;
   }
@@ -129,8 +127,6 @@ class Acrobot {
 
   // bound(x, m, M) = min(max(x, m), M) with Python's min and max.
   static double bound(double x, double m, double M) { return std::min(std::max(x, m), M); }
-
-
 
   double state_[4] = {0, 0, 0, 0};
 };

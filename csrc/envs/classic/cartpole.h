@@ -24,8 +24,7 @@ struct CartPoleModel {
 
   bool sutton_barto_reward;
 
-  explicit CartPoleModel(const Config& config)
-      : sutton_barto_reward(config.number("sutton_barto_reward") != 0.0) {}
+  explicit CartPoleModel(const Config& config) : sutton_barto_reward(config.number("sutton_barto_reward") != 0.0) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
@@ -58,8 +57,9 @@ class CartPole {
     const double costheta = std::cos(theta);
     const double sintheta = std::sin(theta);
     const double temp = (force + Model::kPoleMassLength * (theta_dot * theta_dot) * sintheta) / Model::kTotalMass;
-    const double thetaacc = (Model::kGravity * sintheta - costheta * temp) /
-                            (Model::kLength * (4.0 / 3.0 - Model::kMassPole * (costheta * costheta) / Model::kTotalMass));
+    const double thetaacc =
+        (Model::kGravity * sintheta - costheta * temp) /
+        (Model::kLength * (4.0 / 3.0 - Model::kMassPole * (costheta * costheta) / Model::kTotalMass));
     const double xacc = temp - Model::kPoleMassLength * thetaacc * costheta / Model::kTotalMass;
     x = x + Model::kTau * x_dot;
     x_dot = x_dot + Model::kTau * xacc;
@@ -69,12 +69,14 @@ class CartPole {
     out.set_observation(state_, 4);
 
     StepResult result;
-    result.terminated = x < -Model::kXThreshold || x > Model::kXThreshold ||
-                        theta < -Model::kThetaThreshold || theta > Model::kThetaThreshold;
+    result.terminated = x < -Model::kXThreshold || x > Model::kXThreshold || theta < -Model::kThetaThreshold ||
+                        theta > Model::kThetaThreshold;
     // The executor never steps past termination, so the reference's
     // steps_beyond_terminated branch reduces to this.
-    if (model_.sutton_barto_reward) result.reward = result.terminated ? -1.0 : 0.0;
-    else result.reward = 1.0;
+    if (model_.sutton_barto_reward)
+      result.reward = result.terminated ? -1.0 : 0.0;
+    else
+      result.reward = 1.0;
     return result;
   }
 

@@ -27,7 +27,8 @@ struct MountainCarModel {
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
     // The reference declares float32 bounds; keep them float32-rounded.
-    spec.observation = {{2}, obs_dtype,
+    spec.observation = {{2},
+                        obs_dtype,
                         {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
                         {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}};
     spec.action.discrete = true;
@@ -51,8 +52,7 @@ class MountainCar {
 
   StepResult step(const Action& action, Rng&, StepOutput& out) {
     auto [position, velocity] = state_;
-    velocity += static_cast<double>(action.index - 1) * Model::kForce +
-                std::cos(3 * position) * (-Model::kGravity);
+    velocity += static_cast<double>(action.index - 1) * Model::kForce + std::cos(3 * position) * (-Model::kGravity);
     // np.clip(velocity, ...), then np.clip(position, ...): min(max(x, low), high).
     velocity = std::min(std::max(velocity, -Model::kMaxSpeed), Model::kMaxSpeed);
     position += velocity;

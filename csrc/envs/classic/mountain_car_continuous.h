@@ -27,13 +27,13 @@ struct MountainCarContinuousModel {
 
   double goal_velocity;
 
-  explicit MountainCarContinuousModel(const Config& config)
-      : goal_velocity(config.number("goal_velocity")) {}
+  explicit MountainCarContinuousModel(const Config& config) : goal_velocity(config.number("goal_velocity")) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
     // The reference declares float32 bounds; keep them float32-rounded.
-    spec.observation = {{2}, obs_dtype,
+    spec.observation = {{2},
+                        obs_dtype,
                         {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
                         {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}};
     spec.action.discrete = false;
@@ -138,9 +138,7 @@ class MountainCarContinuous {
       if (in_float32(a, b)) return {kFloat32, narrow(a) * narrow(b)};
       return {promote(a, b), a.value * b.value};
     }
-    friend bool operator<(Scalar a, Scalar b) {
-      return in_float32(a, b) ? narrow(a) < narrow(b) : a.value < b.value;
-    }
+    friend bool operator<(Scalar a, Scalar b) { return in_float32(a, b) ? narrow(a) < narrow(b) : a.value < b.value; }
     friend bool operator>(Scalar a, Scalar b) { return b < a; }
     friend bool operator>=(Scalar a, Scalar b) {
       return in_float32(a, b) ? narrow(a) >= narrow(b) : a.value >= b.value;
@@ -150,8 +148,6 @@ class MountainCarContinuous {
     }
   };
   static Scalar python(double value) { return {Scalar::kPython, value}; }
-
-
 
   const Model& model_;
   double state_[2] = {0, 0};

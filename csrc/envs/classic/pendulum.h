@@ -56,11 +56,11 @@ class Pendulum {
     const double th = state_[0], thdot = state_[1];
     // np.clip(u, -max_torque, max_torque)[0]
     const double u = std::min(std::max(action.values[0], -Model::kMaxTorque), Model::kMaxTorque);
-    const double costs = python_square(angle_normalize(th)) + 0.1 * python_square(thdot) +
-                         0.001 * python_square(u);
+    const double costs = python_square(angle_normalize(th)) + 0.1 * python_square(thdot) + 0.001 * python_square(u);
     // 3.0 / (m * l**2) is exactly 3.0 for m = l = 1.
-    double newthdot = thdot + (model_.gravity_term * std::sin(th) +
-                               3.0 / (Model::kMass * (Model::kLength * Model::kLength)) * u) * Model::kDt;
+    double newthdot =
+        thdot + (model_.gravity_term * std::sin(th) + 3.0 / (Model::kMass * (Model::kLength * Model::kLength)) * u) *
+                    Model::kDt;
     newthdot = std::min(std::max(newthdot, -Model::kMaxSpeed), Model::kMaxSpeed);
     const double newth = th + newthdot * Model::kDt;
     state_[0] = newth, state_[1] = newthdot;
@@ -84,7 +84,6 @@ class Pendulum {
   // angle_normalize (pendulum.py, bottom): ((x + pi) % (2 * pi)) - pi, where %
   // is NumPy's float remainder: the sign of the divisor, unlike std::fmod.
   static double angle_normalize(double x) { return python_mod(x + M_PI, 2 * M_PI) - M_PI; }
-
 
   const Model& model_;
   double state_[2] = {0, 0};

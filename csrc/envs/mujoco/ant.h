@@ -85,8 +85,8 @@ class Ant : public MujocoEnv {
     result.reward = rewards - costs;
     result.terminated = !healthy && model_.terminate_when_unhealthy;
     const double* qpos = data.qpos;
-    write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, forward_reward,
-                     -ctrl_cost, -contact_cost, healthy_reward});
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, forward_reward, -ctrl_cost, -contact_cost,
+                     healthy_reward});
     return result;
   }
 

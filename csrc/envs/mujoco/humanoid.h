@@ -58,9 +58,16 @@ class HumanoidModel : public MujocoModel {
         observation_size(observation.size(*this)),
         // mass_center's denominator, model.body_mass.sum().
         total_mass(numpy_sum(mj().body_mass, nbody(), [](double mass) { return mass; })),
-        info_extras({info("x_position"), info("y_position"), info("distance_from_origin"), info("x_velocity"),
-                     info("y_velocity"), info("reward_survive"), info("reward_forward"), info("reward_ctrl"),
-                     info("reward_contact"), {"tendon_length", Dtype::Float64, {mj().ntendon}},
+        info_extras({info("x_position"),
+                     info("y_position"),
+                     info("distance_from_origin"),
+                     info("x_velocity"),
+                     info("y_velocity"),
+                     info("reward_survive"),
+                     info("reward_forward"),
+                     info("reward_ctrl"),
+                     info("reward_contact"),
+                     {"tendon_length", Dtype::Float64, {mj().ntendon}},
                      {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {}
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
@@ -107,16 +114,15 @@ class Humanoid : public MujocoEnv {
     const double healthy_reward = healthy ? model_.healthy_reward : 0.0;
     const double rewards = forward_reward + healthy_reward;
     const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(data.ctrl, model_.nu());
-    const double contact_cost =
-        clip(model_.contact_cost_weight * sum_of_squares(data.cfrc_ext, 6 * model_.nbody()),
-             model_.contact_cost_range.low, model_.contact_cost_range.high);
+    const double contact_cost = clip(model_.contact_cost_weight * sum_of_squares(data.cfrc_ext, 6 * model_.nbody()),
+                                     model_.contact_cost_range.low, model_.contact_cost_range.high);
     const double costs = ctrl_cost + contact_cost;
     StepResult result;
     result.reward = rewards - costs;
     result.terminated = !healthy && model_.terminate_when_unhealthy;
     const double* qpos = data.qpos;
-    write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, healthy_reward, forward_reward,
-                     -ctrl_cost, -contact_cost});
+    write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, healthy_reward, forward_reward, -ctrl_cost,
+                     -contact_cost});
     write_tendons(out);
     return result;
   }

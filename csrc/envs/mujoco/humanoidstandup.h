@@ -22,8 +22,13 @@ class HumanoidStandupModel : public MujocoModel {
         reset_noise_scale(config.number("reset_noise_scale")),
         observation(config),
         observation_size(observation.size(*this)),
-        info_extras({info("x_position"), info("y_position"), info("z_distance_from_origin"), info("reward_linup"),
-                     info("reward_quadctrl"), info("reward_impact"), {"tendon_length", Dtype::Float64, {mj().ntendon}},
+        info_extras({info("x_position"),
+                     info("y_position"),
+                     info("z_distance_from_origin"),
+                     info("reward_linup"),
+                     info("reward_quadctrl"),
+                     info("reward_impact"),
+                     {"tendon_length", Dtype::Float64, {mj().ntendon}},
                      {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {}
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
@@ -61,9 +66,8 @@ class HumanoidStandup : public MujocoEnv {
     // (pos_after - 0) / model.opt.timestep: the timestep, not dt, as in the reference.
     const double uph_cost = (qpos[2] - 0) / sim_.model().opt.timestep;
     const double quad_ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(data.ctrl, model_.nu());
-    const double quad_impact_cost =
-        clip(model_.impact_cost_weight * sum_of_squares(data.cfrc_ext, 6 * model_.nbody()),
-             model_.impact_cost_range.low, model_.impact_cost_range.high);
+    const double quad_impact_cost = clip(model_.impact_cost_weight * sum_of_squares(data.cfrc_ext, 6 * model_.nbody()),
+                                         model_.impact_cost_range.low, model_.impact_cost_range.high);
     StepResult result;
     result.reward = uph_cost - quad_ctrl_cost - quad_impact_cost + 1;
     write_info(out, {qpos[0], qpos[1], qpos[2] - model_.init_qpos[2], uph_cost, -quad_ctrl_cost, -quad_impact_cost});

@@ -348,8 +348,12 @@ class MujocoEnv {
   // The task's float64 info extras (`info_extras`, as passed to
   // MujocoModel::base_spec) come first, then `unstable`.
   MujocoEnv(const MujocoModel& model, size_t observation_size, const std::vector<FieldSpec>& info_extras)
-      : sim_(model), model_base_(model), qpos_(model.nq()), qvel_(model.nv()),
-        observation_(observation_size, 0.0), next_observation_(observation_size, 0.0) {
+      : sim_(model),
+        model_base_(model),
+        qpos_(model.nq()),
+        qvel_(model.nv()),
+        observation_(observation_size, 0.0),
+        next_observation_(observation_size, 0.0) {
     for (const FieldSpec& extra : info_extras) info_extra_sizes_.push_back(extra.element_count());
   }
 

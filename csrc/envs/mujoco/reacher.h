@@ -62,8 +62,8 @@ class Reacher : public MujocoEnv {
     if (!simulate(action, out)) return unstable_step();
 
     const double* xpos = sim_.data().xpos;
-    const double reward_dist = -distance3(xpos + 3 * model_.fingertip, xpos + 3 * model_.target) *
-                               model_.reward_dist_weight;
+    const double reward_dist =
+        -distance3(xpos + 3 * model_.fingertip, xpos + 3 * model_.target) * model_.reward_dist_weight;
     const double reward_ctrl = -sum_of_squares(action.values, action.size) * model_.reward_control_weight;
     StepResult result;
     result.reward = reward_dist + reward_ctrl;

@@ -21,7 +21,7 @@ struct ProbeModel {
   int64_t episode_length;
   double max_sleep_us;
   double max_busy_us;
-  int64_t fail_at_step;  // total step count at which step() throws; < 0: never
+  int64_t fail_at_step;     // total step count at which step() throws; < 0: never
   double fail_probability;  // each step throws with this probability
 
   explicit ProbeModel(const Config& config)
@@ -75,7 +75,8 @@ class Probe {
  private:
   void nap(Rng& rng) {
     if (model_.max_sleep_us > 0)
-      std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>(rng.uniform(0, model_.max_sleep_us) * 1000)));
+      std::this_thread::sleep_for(
+          std::chrono::nanoseconds(static_cast<int64_t>(rng.uniform(0, model_.max_sleep_us) * 1000)));
     if (model_.max_busy_us > 0) {
       const auto until = std::chrono::steady_clock::now() +
                          std::chrono::nanoseconds(static_cast<int64_t>(rng.uniform(0, model_.max_busy_us) * 1000));
