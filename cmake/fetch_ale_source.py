@@ -11,6 +11,10 @@ ALE is compiled from the source distribution of the pinned ale-py release
 3. ``pip download ale-py==<version>`` (the sdist, by package name, so pip's own
    index, proxy and certificate settings apply), unpacked into the cache.
 
+The cache keeps only what the build reads (``src/``, ~4 MB) and ALE's licence:
+the sdist also carries ~400 MB of ALE's own scratch data, docs and tests. A
+cache left whole by an older torchpool is pruned the same way on its next use.
+
 Exit status 1 with a message on stderr when none of these works.
 """
 
@@ -25,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 MARKER = Path("src", "ale", "ale_interface.hpp")
+KEPT = ("src", "LICENSE.md")  # what the cache keeps of the sdist's top level
 
 
 def fail(message: str) -> None:
@@ -60,6 +65,13 @@ def pip_download(version: str, into: Path) -> Path:
     raise AssertionError  # unreachable
 
 
+def prune(root: Path) -> None:
+    """Deletes what the build does not read from an unpacked sdist."""
+    for entry in root.iterdir():
+        if entry.name not in KEPT:
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         fail("usage: fetch_ale_source.py <ale-py version>")
@@ -74,6 +86,7 @@ def main() -> None:
 
     target = cache_root() / f"ale_py-{version}"
     if (target / MARKER).exists():
+        prune(target)
         print(target)
         return
 
@@ -88,6 +101,7 @@ def main() -> None:
         unpacked = Path(scratch) / f"ale_py-{version}"
         if not (unpacked / MARKER).exists():
             fail(f"{archive.name} has no {MARKER}")
+        prune(unpacked)
         # A rename is atomic, so two builds racing both end up with one whole copy.
         try:
             unpacked.rename(target)

@@ -46,6 +46,19 @@ def test_the_cache_is_used_without_pip(tmp_path):
     assert done.stdout.strip() == str(cached)
 
 
+def test_the_cache_keeps_only_what_the_build_reads(tmp_path):
+    cached = fake_source(tmp_path / "cache" / f"ale_py-{VERSION}")
+    (cached / "LICENSE.md").write_text("GPL-2.0\n")
+    (cached / "scratch").mkdir()
+    (cached / "scratch" / "log_data.npz").write_bytes(b"\0" * 1024)  # the sdist's 387 MB of scratch data
+    (cached / "docs").mkdir()
+    (cached / "README.md").write_text("ALE\n")
+    done = fetch({"TORCHPOOL_CACHE": str(tmp_path / "cache"), "PIP_NO_INDEX": "1"}, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in cached.iterdir()) == ["LICENSE.md", "src"]
+    assert (cached / "src" / "ale" / "ale_interface.hpp").exists()
+
+
 def test_no_source_anywhere_says_what_to_do(tmp_path):
     done = fetch({"TORCHPOOL_CACHE": str(tmp_path / "cache"), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path)},
                  tmp_path)
