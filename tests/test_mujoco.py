@@ -33,6 +33,11 @@ from torchpool.registry import mujoco_assets_dir  # noqa: E402
 
 MUJOCO_IDS = ["Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Humanoid-v5", "HumanoidStandup-v5",
               "Swimmer-v5", "Reacher-v5", "Pusher-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5"]
+# Gymnasium's -v4 ids that torchpool has too (what rl_games' MuJoCo configs name).
+MUJOCO_V4_IDS = ["Ant-v4", "HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Humanoid-v4"]
+
+# gymnasium.make("<Task>-v4") warns that v5 exists.
+pytestmark = pytest.mark.filterwarnings("ignore:.*is out of date:DeprecationWarning")
 
 
 @pytest.fixture(autouse=True)
@@ -44,6 +49,12 @@ def _mujoco_log_in_tmp(tmp_path, monkeypatch):
 def test_every_gymnasium_v5_mujoco_task_is_registered():
     missing = [env_id for env_id in MUJOCO_IDS if env_id not in torchpool.list_envs()]
     assert not missing, f"not registered: {missing}"
+
+
+def test_the_v4_ids_are_registered_against_gymnasiums_v4():
+    for env_id in MUJOCO_V4_IDS:
+        assert env_id in torchpool.list_envs(), f"{env_id} is not registered"
+        assert torchpool.registry.lookup(env_id).reference == env_id
 
 
 # ---- reset noise ----------------------------------------------------------------------
@@ -98,7 +109,7 @@ def _gymnasium_reset_deviations(env_id: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows), qpos0
 
 
-@pytest.mark.parametrize("env_id", MUJOCO_IDS)
+@pytest.mark.parametrize("env_id", MUJOCO_IDS + MUJOCO_V4_IDS)
 def test_reset_noise_matches_gymnasium_distribution(env_id):
     want, qpos0 = _gymnasium_reset_deviations(env_id)
     got = _torchpool_reset_deviations(env_id, qpos0)
@@ -169,6 +180,20 @@ def test_bad_kwarg_values_raise_value_errors():
         torchpool.make("Ant-v5", num_envs=1, main_body="tail")
     with pytest.raises(ValueError, match="main_body 99"):
         torchpool.make("Ant-v5", num_envs=1, main_body=99)
+
+
+@pytest.mark.parametrize("env_id, kwargs", [
+    ("HalfCheetah-v4", {"frame_skip": 4}),                       # v4 constructors take no frame_skip,
+    ("Hopper-v4", {"xml_file": "hopper.xml"}),                   # and only Ant's an xml_file
+    ("Ant-v4", {"include_cfrc_ext_in_observation": False}),      # v4 has use_contact_forces instead
+    ("Ant-v4", {"main_body": "torso"}),
+    ("Humanoid-v4", {"contact_cost_weight": 0.0}),
+    ("Humanoid-v4", {"include_cinert_in_observation": False}),
+    ("Ant-v5", {"gymnasium_version": 4}),                        # chosen by the id, not a kwarg
+])
+def test_v4_ids_refuse_the_kwargs_their_references_do_not_take(env_id, kwargs):
+    with pytest.raises(TypeError, match=f"unknown kwarg '{next(iter(kwargs))}'"):
+        torchpool.make(env_id, num_envs=1, **kwargs)
 
 
 def test_ranges_accept_lists_and_main_body_a_name():

@@ -1,4 +1,4 @@
-"""Step-for-step parity of the MuJoCo tasks with Gymnasium's v5 envs, by state injection.
+"""Step-for-step parity of the MuJoCo tasks with Gymnasium's v5 and v4 envs, by state injection.
 
 Each torchpool env i runs beside its own reference ``gymnasium.make(env_id)``
 (TimeLimit included) with the same kwargs. torchpool's resets draw from its
@@ -17,7 +17,14 @@ time limits. At every step:
 - the reward (float32 by contract) within one float32 rounding of the
   reference's, and each float64 info extra (``reward_forward``,
   ``x_velocity``, …) within ``INFO_TOL`` of the reference's ``info``;
-- terminated and truncated exactly; ``unstable`` never set.
+- terminated and truncated exactly; ``unstable`` never set;
+- the extras are the keys of the reference's step ``info``, no more and no
+  fewer, and on the rows of ``pool.reset()`` they hold the reference's reset
+  info (``_get_reset_info()`` after the injection; v4 has none) and 0 for the
+  step-only values.
+
+The -v4 ids run against Gymnasium's -v4 envs exactly as the v5 ones against
+-v5 (the same ``CASES``; docs/parity.md lists how v4 differs).
 
 The same libmujoco runs both sides, so the state agrees bit for bit; the
 tolerances leave room only for NumPy's own kernels (BLAS norms, SIMD sin/cos).
@@ -26,6 +33,7 @@ The largest differences seen are asserted small and printed with ``-s``.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +50,9 @@ OBS_TOL = 1e-6
 INFO_TOL = 1e-6
 NUM_ENVS = 2
 
+# gymnasium.make("<Task>-v4") warns that v5 exists.
+pytestmark = pytest.mark.filterwarnings("ignore:.*is out of date:DeprecationWarning")
+
 
 @pytest.fixture(autouse=True)
 def _mujoco_log_in_tmp(tmp_path, monkeypatch):
@@ -57,6 +68,7 @@ class Case:
     steps: int = 500
     max_episode_steps: int | None = None  # None: the reference's
     can_terminate: bool = True
+    seed: int | None = None  # None: the case's index in CASES
 
     def __str__(self) -> str:
         return f"{self.env_id}{self.kwargs or ''}"
@@ -113,6 +125,32 @@ CASES = [
     Case("InvertedDoublePendulum-v5", max_episode_steps=100),
     Case("InvertedDoublePendulum-v5", {"frame_skip": 3, "healthy_reward": 5.0, "reset_noise_scale": 0.2},
          max_episode_steps=100),
+    # The -v4 ids against gymnasium.make("<Task>-v4"), each with its defaults and a variant of most of its
+    # kwargs (v4 takes no frame_skip, and an xml_file only for Ant).
+    Case("Ant-v4", seed=0),  # Ant-v5's seed: the same episodes (v4's defaults simulate alike), which terminate
+    Case("Ant-v4", {"xml_file": "ant.xml", "ctrl_cost_weight": 0.3, "use_contact_forces": True,
+                    "contact_cost_weight": 1e-3, "healthy_reward": 0.5, "healthy_z_range": (0.3, 0.9),
+                    "contact_force_range": (-0.5, 2.0), "reset_noise_scale": 0.2,
+                    "exclude_current_positions_from_observation": False}),
+    Case("HalfCheetah-v4", max_episode_steps=150, can_terminate=False),
+    Case("HalfCheetah-v4", {"forward_reward_weight": 2.0, "ctrl_cost_weight": 0.2, "reset_noise_scale": 0.2,
+                            "exclude_current_positions_from_observation": False},
+         max_episode_steps=150, can_terminate=False),
+    Case("Hopper-v4"),
+    Case("Hopper-v4", {"forward_reward_weight": 0.5, "ctrl_cost_weight": 0.01, "healthy_reward": 2.0,
+                       "healthy_state_range": (-50.0, 50.0), "healthy_z_range": (0.8, 2.0),
+                       "healthy_angle_range": (-0.3, 0.3), "reset_noise_scale": 0.01,
+                       "exclude_current_positions_from_observation": False}),
+    # Unhealthy steps that do not terminate: v4 pays the healthy reward only while healthy, as v5 does.
+    Case("Hopper-v4", {"terminate_when_unhealthy": False}, steps=300, max_episode_steps=100, can_terminate=False),
+    Case("Walker2d-v4"),
+    Case("Walker2d-v4", {"forward_reward_weight": 0.5, "ctrl_cost_weight": 0.01, "healthy_reward": 2.0,
+                         "healthy_z_range": (0.9, 2.0), "healthy_angle_range": (-0.8, 0.8), "reset_noise_scale": 0.01,
+                         "exclude_current_positions_from_observation": False}),
+    Case("Humanoid-v4", steps=250),
+    Case("Humanoid-v4", {"forward_reward_weight": 1.0, "ctrl_cost_weight": 0.2, "healthy_reward": 4.0,
+                         "healthy_z_range": (1.1, 2.0), "reset_noise_scale": 0.02,
+                         "exclude_current_positions_from_observation": False}, steps=250),
 ]
 
 
@@ -155,10 +193,23 @@ def _run_parity(case: Case, seed: int) -> Seen:
             f"  torchpool {first_observation.tolist()}\n  gymnasium {want.tolist()}")
         seen.max_obs_error = max(seen.max_obs_error, error)
 
+    def check_reset_info(i: int, extras: dict[str, np.ndarray], where: str) -> None:
+        # A reset row's extras: the reference's reset info for the injected state, 0 for the step-only values.
+        reset_info = refs[i].unwrapped._get_reset_info()
+        assert set(reset_info) <= set(info_keys), (
+            f"{where}: the reference's reset info has {sorted(reset_info)}, torchpool's extras {sorted(info_keys)}")
+        for key in info_keys:
+            got = _floats(extras[key])
+            want = _floats(reset_info[key]) if key in reset_info else np.zeros_like(got)
+            error = float(np.max(np.abs(got - want), initial=0.0))
+            assert got.shape == want.shape and error <= INFO_TOL, (
+                f"{where}: reset info[{key!r}] torchpool={got.tolist()} gymnasium={want.tolist()}")
+
     try:
         td = pool.reset()
         for i in range(NUM_ENVS):
             start_episode(i, td["observation"][i].numpy().copy(), f"{case} env {i} reset")
+            check_reset_info(i, {key: td[key][i].numpy().copy() for key in info_keys}, f"{case} env {i} reset")
         del td
         for t in range(case.steps):
             # Uniform over 1.2x the control range: a sixth of the values lie outside it.
@@ -192,6 +243,8 @@ def _run_parity(case: Case, seed: int) -> Seen:
                     f"{where}: reward torchpool={reward!r} gymnasium={float(ref_reward)!r}")
                 seen.max_reward_error = max(seen.max_reward_error, reward_error)
 
+                assert set(info_keys) == set(info), (
+                    f"{where}: torchpool's extras {sorted(info_keys)}, gymnasium's info {sorted(info)}")
                 for key in info_keys:
                     got, want = _floats(rows[key][i]), _floats(info[key])
                     info_error = float(np.max(np.abs(got - want), initial=0.0))
@@ -212,7 +265,7 @@ def _run_parity(case: Case, seed: int) -> Seen:
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_mujoco_task_matches_gymnasium(case: Case):
-    seen = _run_parity(case, seed=CASES.index(case))
+    seen = _run_parity(case, seed=CASES.index(case) if case.seed is None else case.seed)
     print(f"\n{case}: max |obs diff| {seen.max_obs_error:.3g}, max |info diff| {seen.max_info_error:.3g}, "
           f"max |reward diff| {seen.max_reward_error:.3g} (float32 reward), "
           f"{seen.terminations} terminations, {seen.truncations} truncations")
@@ -240,3 +293,17 @@ def test_mujoco_spaces_match_gymnasium(env_id):
         assert np.array_equal(action_space.low, ref.action_space.low), env_id
         assert np.array_equal(action_space.high, ref.action_space.high), env_id
     ref.close()
+
+
+@pytest.mark.parametrize("env_id", sorted({case.env_id for case in CASES}))
+def test_mujoco_kwargs_match_gymnasium_constructor(env_id):
+    # Every kwarg of the reference's constructor, by name, with its default; rendering's default_camera_config
+    # aside (torchpool does not render).
+    spec = gymnasium.spec(env_id)
+    env_class = gymnasium.envs.registration.load_env_creator(spec.entry_point)
+    want = {parameter.name: parameter.default for parameter in inspect.signature(env_class.__init__).parameters.values()
+            if parameter.name not in ("self", "default_camera_config")
+            and parameter.kind is not inspect.Parameter.VAR_KEYWORD}
+    want.update(spec.kwargs)
+    got = {name: kwarg.default for name, kwarg in torchpool.registry.lookup(env_id).kwargs.items()}
+    assert got == want, f"{env_id}: torchpool's kwargs and defaults {got}, gymnasium's {want}"

@@ -13,13 +13,12 @@ also builds rl_games' agent on the env and takes one step of its policy: the
 spaces must satisfy rl_games' network builders, not only its wrapper.
 
 dm_control tasks (under ``configs/dm_control/``) are left out: torchpool has
-none yet. The MuJoCo ``-v4`` ids are expected to fail, strictly and only for
-want of the id, so these tests flip when the ids land.
+none yet. The MuJoCo YAMLs name ``-v4`` ids (``Ant-v4``, ...), which torchpool
+has with Gymnasium's v4 semantics.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -39,13 +38,8 @@ from rl_games.common import vecenv  # noqa: E402
 from rl_games.torch_runner import Runner  # noqa: E402
 
 CONFIGS = Path(rl_games.__file__).resolve().parent / "configs"
-V4_IDS = frozenset({"Ant-v4", "HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Humanoid-v4"})
 NUM_ACTORS = 2
 WAYS = ["envpool", "torchpool"]
-
-
-class MissingV4Id(Exception):
-    """torchpool has no env for the ``-v4`` id the YAML names (the only failure the xfail marks allow)."""
 
 
 def _params(path: Path) -> dict:
@@ -57,10 +51,7 @@ def _config_paths() -> list[Path]:
 
 
 def _case(path: Path):
-    env_id = _params(path)["config"]["env_config"]["env_name"]
-    marks = [pytest.mark.xfail(raises=MissingV4Id, strict=True, reason="-v4 ids not yet in torchpool")] \
-        if env_id in V4_IDS else []
-    return pytest.param(path, id=str(path.relative_to(CONFIGS)), marks=marks)
+    return pytest.param(path, id=str(path.relative_to(CONFIGS)))
 
 
 def _agent_kind(path: Path) -> tuple:
@@ -81,16 +72,6 @@ def _one_config_per_agent_kind() -> list[Path]:
 def envpool_is_torchpool(monkeypatch):
     """``import envpool`` gives ``torchpool.envpool_compat`` for the test; the real module is back after it."""
     monkeypatch.setitem(sys.modules, "envpool", torchpool.envpool_compat)
-
-
-@contextlib.contextmanager
-def _missing_v4_id_fails_as_such(env_id: str):
-    try:
-        yield
-    except ValueError as error:
-        if env_id in V4_IDS and f"unknown env id {env_id!r}" in str(error):
-            raise MissingV4Id(str(error)) from error
-        raise
 
 
 def _env_name_and_config(params: dict, way: str) -> tuple[str, dict]:
@@ -135,8 +116,7 @@ def test_the_walk_finds_the_envpool_configs():
 @pytest.mark.parametrize("path", [_case(path) for path in _config_paths()])
 def test_config_env_builds_resets_and_steps(path: Path, way: str, envpool_is_torchpool):
     name, env_config = _env_name_and_config(_params(path), way)
-    with _missing_v4_id_fails_as_such(env_config["env_name"]):
-        env = vecenv.create_vec_env(name, NUM_ACTORS, **env_config)
+    env = vecenv.create_vec_env(name, NUM_ACTORS, **env_config)
     try:
         info = env.get_env_info()
         observation_space, action_space = info["observation_space"], info["action_space"]
@@ -158,8 +138,7 @@ def test_both_ways_give_the_same_spaces(path: Path, envpool_is_torchpool):
     spaces = {}
     for way in WAYS:
         name, env_config = _env_name_and_config(_params(path), way)
-        with _missing_v4_id_fails_as_such(env_config["env_name"]):
-            env = vecenv.create_vec_env(name, NUM_ACTORS, **env_config)
+        env = vecenv.create_vec_env(name, NUM_ACTORS, **env_config)
         info = env.get_env_info()
         spaces[way] = info["observation_space"], info["action_space"]
         _close(env)
@@ -180,8 +159,7 @@ def test_config_agent_builds_and_acts(path: Path, way: str, envpool_is_torchpool
                   replay_buffer_size=64, train_dir=str(tmp_path))
     runner = Runner()
     runner.load({"params": params})
-    with _missing_v4_id_fails_as_such(env_config["env_name"]):
-        agent = runner.algo_factory.create(runner.algo_name, base_name="run", params=runner.params)
+    agent = runner.algo_factory.create(runner.algo_name, base_name="run", params=runner.params)
     try:
         agent.init_tensors()
         obs = agent.env_reset()

@@ -187,10 +187,10 @@ register(EnvEntry("_Probe-v0", "Probe", {
 # ---- MuJoCo (csrc/envs/mujoco) ------------------------------------------------
 #
 # Gymnasium's v5 tasks with every constructor kwarg of theirs and the same
-# defaults (gymnasium/envs/mujoco/*_v5.py). The XML files are read from the
-# installed gymnasium package, located without importing gymnasium.envs.mujoco
-# (which needs imageio). Rendering kwargs (render_mode, width, camera, ...)
-# are not taken: torchpool does not render.
+# defaults (gymnasium/envs/mujoco/*_v5.py), and five v4 tasks (below). The
+# XML files are read from the installed gymnasium package, located without
+# importing gymnasium.envs.mujoco (which needs imageio). Rendering kwargs
+# (render_mode, width, camera, ...) are not taken: torchpool does not render.
 
 
 class _Checked(type):
@@ -365,6 +365,57 @@ _register_mujoco("InvertedDoublePendulum-v5", "InvertedDoublePendulum", {
     "healthy_reward": Kwarg(float, 10.0, "reward per step while the tip is above y = 1"),
     "reset_noise_scale": Kwarg(float, 0.1, _NOISE),
 })
+
+
+# Gymnasium's -v4 tasks (gymnasium/envs/mujoco/*_v4.py) with exactly their
+# constructors' kwargs, fewer than v5's: no frame_skip, an xml_file only for
+# Ant, Ant's use_contact_forces for include_cfrc_ext_in_observation, none of
+# Humanoid's contact cost or observation switches. The kwargs they share with
+# v5 have v5's defaults. What a v4 reference hard-codes (its XML, frame_skip,
+# Ant's torso as the main body) reaches the C++ family as a fixed kwarg, and
+# gymnasium_version=4 selects v4's observations, rewards and info there
+# (mirrors_v4 in csrc/envs/mujoco/mujoco_env.h; docs/parity.md lists the
+# differences from v5).
+
+
+def _v5_kwargs(env_id: str, *names: str) -> dict[str, Kwarg]:
+    """The named kwargs of a registered v5 id's schema, in the order given."""
+    kwargs = _REGISTRY[env_id].kwargs
+    return {name: kwargs[name] for name in names}
+
+
+def _register_mujoco_v4(env_id: str, family: str, kwargs: dict[str, Kwarg], **fixed: Any) -> None:
+    def prepare(resolved: dict[str, Any]) -> dict[str, Any]:
+        return _prepare_mujoco({**fixed, **resolved, "gymnasium_version": 4})
+
+    register(EnvEntry(env_id, family, kwargs, reference=env_id, prepare=prepare))
+
+
+_register_mujoco_v4("Ant-v4", "Ant", {
+    **_v5_kwargs("Ant-v5", "xml_file", "ctrl_cost_weight"),
+    "use_contact_forces": Kwarg(bool, False, "observe every body's clipped contact forces and charge their cost"),
+    **_v5_kwargs("Ant-v5", "contact_cost_weight", "healthy_reward", "terminate_when_unhealthy", "healthy_z_range",
+                 "contact_force_range", "reset_noise_scale", "exclude_current_positions_from_observation"),
+}, frame_skip=5, forward_reward_weight=1.0, main_body="torso")
+_register_mujoco_v4("HalfCheetah-v4", "HalfCheetah", {
+    **_v5_kwargs("HalfCheetah-v5", "forward_reward_weight", "ctrl_cost_weight", "reset_noise_scale",
+                 "exclude_current_positions_from_observation"),
+}, xml_file="half_cheetah.xml", frame_skip=5)
+_register_mujoco_v4("Hopper-v4", "Hopper", {
+    **_v5_kwargs("Hopper-v5", "forward_reward_weight", "ctrl_cost_weight", "healthy_reward",
+                 "terminate_when_unhealthy", "healthy_state_range", "healthy_z_range", "healthy_angle_range",
+                 "reset_noise_scale", "exclude_current_positions_from_observation"),
+}, xml_file="hopper.xml", frame_skip=4)
+_register_mujoco_v4("Walker2d-v4", "Walker2d", {
+    **_v5_kwargs("Walker2d-v5", "forward_reward_weight", "ctrl_cost_weight", "healthy_reward",
+                 "terminate_when_unhealthy", "healthy_z_range", "healthy_angle_range", "reset_noise_scale",
+                 "exclude_current_positions_from_observation"),
+}, xml_file="walker2d.xml", frame_skip=4)
+_register_mujoco_v4("Humanoid-v4", "Humanoid", {
+    **_v5_kwargs("Humanoid-v5", "forward_reward_weight", "ctrl_cost_weight", "healthy_reward",
+                 "terminate_when_unhealthy", "healthy_z_range", "reset_noise_scale",
+                 "exclude_current_positions_from_observation"),
+}, xml_file="humanoid.xml", frame_skip=5)
 
 
 # ---- Atari (csrc/envs/atari) --------------------------------------------------

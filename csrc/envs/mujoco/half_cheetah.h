@@ -1,7 +1,10 @@
-// half_cheetah.h — HalfCheetah-v5 (gymnasium/envs/mujoco/half_cheetah_v5.py).
+// half_cheetah.h — HalfCheetah-v5 (gymnasium/envs/mujoco/half_cheetah_v5.py)
+// and HalfCheetah-v4 (half_cheetah_v4.py).
 //
 // A planar two-legged runner rewarded for its x velocity. Observation: qpos
 // (without x by default) and qvel. Never terminates; the time limit truncates.
+// v4 steps alike; its info calls the forward reward "reward_run", and its
+// reset has no info.
 #pragma once
 
 #include <vector>
@@ -14,15 +17,18 @@ class HalfCheetahModel : public MujocoModel {
  public:
   explicit HalfCheetahModel(const Config& config)
       : MujocoModel(config),
+        v4(mirrors_v4(config)),
         forward_reward_weight(config.number("forward_reward_weight")),
         ctrl_cost_weight(config.number("ctrl_cost_weight")),
         reset_noise_scale(config.number("reset_noise_scale")),
         exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
         observation_size(nq() + nv() - exclude_current_positions),
-        info_extras({info("x_position"), info("x_velocity"), info("reward_forward"), info("reward_ctrl")}) {}
+        info_extras({info("x_position"), info("x_velocity"), info(v4 ? "reward_run" : "reward_forward"),
+                     info("reward_ctrl")}) {}
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
 
+  const bool v4;
   const double forward_reward_weight, ctrl_cost_weight, reset_noise_scale;
   const bool exclude_current_positions;
   const size_t observation_size;
@@ -38,7 +44,8 @@ class HalfCheetah : public MujocoEnv {
   // HalfCheetahEnv.reset_model: uniform noise on qpos, Gaussian noise on qvel.
   void reset(Rng& rng, StepOutput& out) {
     reset_with_noise(rng, model_.reset_noise_scale, Noise::Normal, out);
-    write_info(out, {sim_.data().qpos[0], 0, 0, 0});  // _get_reset_info; step-only values 0
+    // v5's _get_reset_info; v4 has none. The step-only values are 0.
+    write_info(out, {model_.v4 ? 0.0 : sim_.data().qpos[0], 0, 0, 0});
   }
 
   // HalfCheetahEnv.step.
@@ -51,7 +58,7 @@ class HalfCheetah : public MujocoEnv {
     const double ctrl_cost = model_.ctrl_cost_weight * sum_of_squares(action.values, action.size);
     StepResult result;
     result.reward = forward_reward - ctrl_cost;
-    write_info(out, {x_after, x_velocity, forward_reward, -ctrl_cost});
+    write_info(out, {x_after, x_velocity, forward_reward, -ctrl_cost});  // v4's reward_run is forward_reward
     return result;
   }
 

@@ -1,4 +1,5 @@
-// hopper.h — Hopper-v5 (gymnasium/envs/mujoco/hopper_v5.py).
+// hopper.h — Hopper-v5 (gymnasium/envs/mujoco/hopper_v5.py) and Hopper-v4
+// (hopper_v4.py; what v4 does differently is in planar_walker.h).
 //
 // A planar one-legged hopper rewarded for its x velocity and for staying
 // healthy. Observation: qpos (without x by default) and qvel clipped to

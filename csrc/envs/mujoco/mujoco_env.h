@@ -1,5 +1,5 @@
-// mujoco_env.h — what every Gymnasium v5 MuJoCo task shares
-// (gymnasium/envs/mujoco/mujoco_env.py, class MujocoEnv).
+// mujoco_env.h — what every Gymnasium MuJoCo task shares, v5 and v4
+// (gymnasium/envs/mujoco/mujoco_env.py, class MujocoEnv; mirrors_v4() picks the reference).
 //
 // The model/data split: a task's Model derives from MujocoModel, which owns the
 // one immutable mjModel of the pool (loaded once from the task's XML) and the
@@ -154,6 +154,24 @@ inline Range range_kwarg(const Config& config, const std::string& key) {
 }
 
 inline bool flag_kwarg(const Config& config, const std::string& key) { return config.number(key) != 0.0; }
+
+// Whether a task mirrors Gymnasium's v4 reference (gymnasium/envs/mujoco/*_v4.py) instead of v5's: the
+// registry's -v4 ids set `gymnasium_version` = 4 (the id chooses it; users do not pass it). v4 differs in
+// its observation (Ant's and Humanoid's), its info keys, its empty reset info and its healthy reward; what
+// v4 hard-codes (the XML where it takes none, frame_skip, Ant's torso) the registry passes as kwargs.
+inline bool mirrors_v4(const Config& config) {
+  const double version = config.number("gymnasium_version", 5.0);
+  if (version != 4.0 && version != 5.0)
+    throw std::invalid_argument("gymnasium_version must be 4 or 5, got " + std::to_string(version));
+  return version == 4.0;
+}
+
+// A step's healthy reward. v5's healthy_reward property is is_healthy * healthy_reward; v4's is
+// float(is_healthy or terminate_when_unhealthy) * healthy_reward, which also pays the step that
+// terminates for being unhealthy (ant_v4.py, hopper_v4.py, walker2d_v4.py, humanoid_v4.py).
+inline double healthy_reward_of(bool v4, bool healthy, bool terminate_when_unhealthy, double healthy_reward) {
+  return (healthy || (v4 && terminate_when_unhealthy)) ? healthy_reward : 0.0;
+}
 
 // The immutable part every task shares: the mjModel and MujocoEnv.__init__'s
 // derived constants.

@@ -1,10 +1,11 @@
-// walker2d.h — Walker2d-v5 (gymnasium/envs/mujoco/walker2d_v5.py).
+// walker2d.h — Walker2d-v5 (gymnasium/envs/mujoco/walker2d_v5.py) and
+// Walker2d-v4 (walker2d_v4.py; what v4 does differently is in planar_walker.h).
 //
 // A planar two-legged walker rewarded for its x velocity and for staying
 // healthy. Observation: qpos (without x by default) and qvel clipped to
 // [-10, 10]. Terminates when z or the torso angle leave their healthy ranges
-// (bounds exclusive). The default XML is walker2d_v5.xml (both feet with the
-// same friction, unlike v4's).
+// (bounds exclusive). Walker2d-v5 simulates walker2d_v5.xml (both feet with
+// friction 1.9); v4 simulates walker2d.xml (the right foot's 0.9).
 #pragma once
 
 #include "planar_walker.h"
