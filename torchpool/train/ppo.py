@@ -85,6 +85,8 @@ class Args:
     """image envs: run the CNN in channels_last memory format (faster convolutions on CPUs)"""
     torch_threads: int | None = None
     """torch's intra-op threads on a CPU (default: 1 for MLPs, every usable CPU for CNNs)"""
+    collect_threads: int | None = None
+    """torch's intra-op threads while the stream collects (the policy's inference); default 1 for CNNs on a CPU"""
     max_seconds: float | None = None
     """stop after this many seconds of training wall time"""
     eval_games: int = 0
@@ -361,6 +363,10 @@ def train(args: Args) -> dict:
         agent = Agent(int(np.prod(obs_shape)), action_spec, args.hidden, args.norm_obs).to(device)
     if device.type == "cpu" or not image_obs:
         torch.set_num_threads(args.torch_threads or default_threads)
+    # While the stream collects, the CNN's batch is one step of the envs: a
+    # second intra-op thread gains little there, and idle ones spinning after
+    # each op take cores from the env workers (docs/performance.md, "Pong on a CPU").
+    default_collect = 1 if image_obs and device.type == "cpu" else None
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     frames_per_batch = args.num_envs * args.num_steps
     stream = torchpool.stream(args.env_id, agent.act, num_envs=args.num_envs, frames_per_batch=frames_per_batch,
@@ -377,7 +383,11 @@ def train(args: Args) -> dict:
         bar = tqdm(total=args.total_frames, unit="frame", desc=f"PPO {args.env_id}")
     reached = None
     writer = _tensorboard_writer(args) if args.tensorboard else None
+    update_threads = torch.get_num_threads()
+    collect_threads = args.collect_threads or default_collect or update_threads
+    torch.set_num_threads(collect_threads)
     for batch in stream:
+        torch.set_num_threads(update_threads)
         frames += frames_per_batch
         done = batch["next", "done"].squeeze(-1)
         recent.extend(batch["next", "episode_return"][done].tolist())
@@ -440,6 +450,8 @@ def train(args: Args) -> dict:
             break
         if args.max_seconds is not None and time.perf_counter() - start >= args.max_seconds:
             break
+        torch.set_num_threads(collect_threads)
+    torch.set_num_threads(update_threads)
     wall = time.perf_counter() - start
     if bar is not None:
         bar.close()
