@@ -26,6 +26,10 @@ RUNS = HERE / "train_runs" / "pong"
 TARGET = 18.0
 LABELS = {"tuned": "torchpool CPU recipe (42x42, compact CNN)",
           "cleanrl": "CleanRL ppo_atari_envpool settings (84x84, Nature CNN)"}
+# Runs of earlier or candidate settings kept under RUNS for the record; their JSON holds the exact args.
+HISTORY = {"tuned-v1": "the first CPU recipe (as tuned, but the learning rate annealed to 0 over 4M frames and "
+                       "2 torch threads while collecting); the run of tutorials/02_pong.ipynb",
+           "adaptive": "as tuned, with rl_games' adaptive learning rate (kl_target 0.01) instead of annealing"}
 
 
 def run(recipe: str, seed: int, max_seconds: float) -> dict:
@@ -84,7 +88,7 @@ def plot(runs: list[dict], path: Path) -> None:
 
     fig = Figure(figsize=(11, 4))
     by_time, by_frames = fig.subplots(1, 2, sharey=True)
-    colours = {"tuned": "tab:blue", "cleanrl": "tab:orange"}
+    colours = {"tuned": "tab:blue", "cleanrl": "tab:orange", "tuned-v1": "tab:gray", "adaptive": "tab:green"}
     for r in runs:
         if not r["curve"]:
             continue
@@ -124,7 +128,7 @@ def record(runs: list[dict]) -> None:
         "",
         f"- Recorded: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, CPU only; {info['versions']}",
-        *[f"- `{name}`: {LABELS.get(name, name)}" for name in recipes],
+        *[f"- `{name}`: {LABELS.get(name) or HISTORY.get(name, name)}" for name in recipes],
         "- 10 fresh games: the trained policy on 10 new seeds, unclipped score difference (+21 is a 21-0 win).",
         "",
         *lines,
