@@ -38,6 +38,7 @@ def first_frames(pool: torchpool.Pool) -> np.ndarray:
     return pool.reset()["observation"][:, -1].numpy()
 
 
+@pytest.mark.slow
 def test_every_game_ale_py_ships_is_registered_and_steps_like_ale() -> None:
     assert len(ATARI_IDS) >= 100
     assert {"Pong-v5", "Breakout-v5", "SpaceInvaders-v5", "MontezumaRevenge-v5"} <= set(ATARI_IDS)

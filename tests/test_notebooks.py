@@ -41,6 +41,7 @@ def test_tutorials_are_found():
     assert len(_notebook_params()) >= 3, f"expected the tutorial notebooks in {TUTORIALS}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _notebook_params())
 def test_notebook_runs_in_smoke_mode(path: Path, tmp_path: Path, jupyter_path: Path, monkeypatch):
     monkeypatch.setenv("TORCHPOOL_SMOKE", "1")        # the kernel inherits this process's environment

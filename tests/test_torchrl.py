@@ -461,6 +461,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_distributed_collector_over_loopback(tmp_path):
     # torch.distributed's rendezvous waits ~forever (torchrl sets a 1000-day
     # timeout), so the collector runs in its own session, killed if it overruns.

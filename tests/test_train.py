@@ -89,6 +89,7 @@ def test_the_cleanrl_variant_is_the_nature_cnn_on_84x84_frames():
         recipe("CartPole-v1", "cleanrl")
 
 
+@pytest.mark.slow
 def test_the_train_command_takes_a_recipe_variant(tmp_path):
     done = subprocess.run([sys.executable, "-m", "torchpool", "train", "Pong-v5", "--recipe", "cleanrl",
                            "--total-frames", "1024", "--no-early-stop", "--out-dir", str(tmp_path)],
