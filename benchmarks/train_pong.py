@@ -29,7 +29,8 @@ LABELS = {"tuned": "torchpool CPU recipe (42x42, compact CNN)",
 # Runs of earlier or candidate settings kept under RUNS for the record; their JSON holds the exact args.
 HISTORY = {"tuned-v1": "the first CPU recipe (as tuned, but the learning rate annealed to 0 over 4M frames and "
                        "2 torch threads while collecting); the run of tutorials/02_pong.ipynb",
-           "adaptive": "as tuned, with rl_games' adaptive learning rate (kl_target 0.01) instead of annealing"}
+           "adaptive": "as tuned, with rl_games' adaptive learning rate (kl_target 0.01) instead of annealing",
+           "capped": "as tuned, with the adaptive learning rate capped at 1e-3 (kl_lr_max)"}
 
 
 def run(recipe: str, seed: int, max_seconds: float) -> dict:
@@ -64,6 +65,10 @@ def frames_at_target(result: dict) -> int | None:
         if result["seconds_to_target"] is not None else None
 
 
+def note(result: dict) -> str:
+    return f" ({result['note']})" if result.get("note") else ""
+
+
 def table(runs: list[dict]) -> list[str]:
     ours = [r["seconds_to_target"] for r in runs if r["recipe"] == "tuned" and r["seconds_to_target"]]
     ours_median = statistics.median(ours) if ours else None
@@ -75,7 +80,7 @@ def table(runs: list[dict]) -> list[str]:
         at = score_at(r, ours_median) if ours_median else None
         evaluation = r.get("evaluation")
         lines.append(
-            f"| {r['recipe']} | {r['seed']} | {f'{reached / 60:.1f}' if reached else 'not reached'} | "
+            f"| {r['recipe']}{note(r)} | {r['seed']} | {f'{reached / 60:.1f}' if reached else 'not reached'} | "
             f"{f'{frames_at_target(r):,}' if reached else '-'} | {r['frames_per_s']:,.0f} | "
             f"{r['final_mean_return']:.1f} after {r['wall_seconds'] / 60:.1f} min | "
             f"{'-' if at is None else f'{at:.1f}'} | "
@@ -88,7 +93,8 @@ def plot(runs: list[dict], path: Path) -> None:
 
     fig = Figure(figsize=(11, 4))
     by_time, by_frames = fig.subplots(1, 2, sharey=True)
-    colours = {"tuned": "tab:blue", "cleanrl": "tab:orange", "tuned-v1": "tab:gray", "adaptive": "tab:green"}
+    colours = {"tuned": "tab:blue", "cleanrl": "tab:orange", "tuned-v1": "tab:gray", "adaptive": "tab:green",
+               "capped": "tab:purple"}
     for r in runs:
         if not r["curve"]:
             continue

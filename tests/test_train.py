@@ -42,6 +42,8 @@ def test_the_atari_recipe_trains_the_compact_cnn_on_42x42_frames(tmp_path):
     result = train(Args(env_id="Pong-v5", **settings, out_dir=str(tmp_path), progress=False))
     assert result["frames"] == 512
     assert set(result["time_split"]) >= {"envs", "policy"}
+    rates = result["learning_rates"]
+    assert len(rates) == 2 and rates[0] == settings["learning_rate"], "one rate per batch, from the recipe's"
     evaluation = result["evaluation"]
     assert evaluation["games"] == 2 and len(evaluation["returns"]) == 2
     assert all(-21 <= score <= 21 and score == int(score) for score in evaluation["returns"]), \
@@ -147,3 +149,4 @@ def test_the_adaptive_learning_rate_follows_rl_games_rule():
     assert adapt_lr(1e-3, kl=0.001, target=0.01) == 1e-3 * 1.5  # under half of it: faster
     assert adapt_lr(1e-3, kl=0.01, target=0.01) == 1e-3         # in between: unchanged
     assert adapt_lr(9e-3, kl=0.0, target=0.01) == 1e-2 and adapt_lr(1e-6, kl=1.0, target=0.01) == 1e-6
+    assert adapt_lr(9e-4, kl=0.0, target=0.01, highest=1e-3) == 1e-3

@@ -46,6 +46,8 @@ class Args:
     kl_target: float | None = None
     """adapt the learning rate instead (rl_games' adaptive schedule): after each epoch, /1.5 when the
     epoch's KL estimate exceeds 2x this, x1.5 when it is under half of it"""
+    kl_lr_max: float = 1e-2
+    """the highest rate the adaptive schedule may reach (rl_games' bound)"""
     gamma: float = 0.99
     """discount"""
     gae_lambda: float = 0.95
@@ -340,12 +342,12 @@ def gae(batch, next_value: torch.Tensor, gamma: float, lam: float, reward_scale:
     return advantage
 
 
-def adapt_lr(lr: float, kl: float, target: float) -> float:
-    """rl_games' AdaptiveScheduler: a step of 1.5x towards keeping each epoch's KL near target."""
+def adapt_lr(lr: float, kl: float, target: float, highest: float = 1e-2) -> float:
+    """rl_games' AdaptiveScheduler: a step of 1.5x towards keeping each epoch's KL near target, in [1e-6, highest]."""
     if kl > 2.0 * target:
         return max(lr / 1.5, 1e-6)
     if kl < 0.5 * target:
-        return min(lr * 1.5, 1e-2)
+        return min(lr * 1.5, highest)
     return lr
 
 
@@ -376,6 +378,7 @@ def train(args: Args) -> dict:
                               total_frames=args.total_frames, device=device, seed=args.seed,
                               split_envs=args.split_envs, prefetch=args.prefetch, **args.make_kwargs)
     recent = deque(maxlen=20)
+    learning_rates: list[float] = []  # one per batch: with kl_target, how the rate adapted
     curve: list[tuple[int, float, float]] = []  # (frames, seconds, mean return of the last 20 episodes)
     start = time.perf_counter()
     frames = 0
@@ -396,6 +399,7 @@ def train(args: Args) -> dict:
         recent.extend(batch["next", "episode_return"][done].tolist())
         if recent:
             curve.append((frames, time.perf_counter() - start, float(np.mean(recent))))
+        learning_rates.append(optimizer.param_groups[0]["lr"])  # the rate this batch's update starts from
         if args.anneal_lr and args.kl_target is None:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - frames / args.total_frames)
 
@@ -430,13 +434,15 @@ def train(args: Args) -> dict:
                 optimizer.step()
             if args.kl_target is not None:
                 optimizer.param_groups[0]["lr"] = adapt_lr(optimizer.param_groups[0]["lr"],
-                                                           kl_sum.item() / args.num_minibatches, args.kl_target)
+                                                           kl_sum.item() / args.num_minibatches, args.kl_target,
+                                                           args.kl_lr_max)
         if args.norm_obs:
             agent.normalize.update(flat["observation"])
         if writer is not None:
             if recent:
                 writer.add_scalar("charts/mean_return", float(np.mean(recent)), frames)
             writer.add_scalar("charts/frames_per_s", frames / (time.perf_counter() - start), frames)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], frames)
             writer.add_scalar("losses/policy", policy_loss.item(), frames)
             writer.add_scalar("losses/value", value_loss.item(), frames)
             for name, seconds in stream.stats()["seconds"].items():
@@ -446,7 +452,8 @@ def train(args: Args) -> dict:
             bar.update(frames_per_batch)
             if recent:
                 fps = frames / (time.perf_counter() - start)
-                bar.set_postfix(mean_return=f"{np.mean(recent):.1f}", fps=f"{fps:,.0f}")
+                bar.set_postfix(mean_return=f"{np.mean(recent):.1f}", fps=f"{fps:,.0f}",
+                                lr=f"{optimizer.param_groups[0]['lr']:.1e}")
         if (args.target_return is not None and len(recent) == recent.maxlen
                 and np.mean(recent) >= args.target_return):
             reached = time.perf_counter() - start
@@ -466,7 +473,8 @@ def train(args: Args) -> dict:
     result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall, "evaluation": evaluation,
               "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
               "target_return": args.target_return, "seconds_to_target": reached, "frames_per_s": frames / wall,
-              "time_split": collection["seconds"], "curve": curve, "args": dataclasses.asdict(args)}
+              "time_split": collection["seconds"], "curve": curve, "learning_rates": learning_rates,
+              "args": dataclasses.asdict(args)}
     _save(agent, result, Path(args.out_dir))
     return result
 
