@@ -12,17 +12,9 @@
 
 #include "core/split_tail.h"
 
-using namespace torchpool;
+#include "check.h"
 
-#define CHECK(condition, ...)                                     \
-  do {                                                            \
-    if (!(condition)) {                                           \
-      std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                          \
-      std::fprintf(stderr, "\n");                                 \
-      std::exit(1);                                               \
-    }                                                             \
-  } while (0)
+using namespace torchpool;
 
 // Rounds of one call each: the caller (thread 0) arms 1-6 envs of 1-5
 // substeps, then it and the workers take pieces until every env's last

@@ -14,17 +14,9 @@
 #include "core/output_ring.h"
 #include "core/wait.h"
 
-using namespace torchpool;
+#include "check.h"
 
-#define CHECK(condition, ...)                                     \
-  do {                                                            \
-    if (!(condition)) {                                           \
-      std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                          \
-      std::fprintf(stderr, "\n");                                 \
-      std::exit(1);                                               \
-    }                                                             \
-  } while (0)
+using namespace torchpool;
 
 // Producers release units in bursts, with and without wake-ups; consumers
 // (more than cores, some sleeping) acquire every one of them exactly once.
