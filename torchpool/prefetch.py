@@ -34,16 +34,18 @@ from torch import nn
 _GO, _STOP = object(), object()
 
 
-def snapshot_policy(policy: Callable) -> tuple[Callable, Callable[[], None]]:
-    """A copy of the policy to act with and a function that refreshes its weights from the live one.
-
-    The policy must be an ``nn.Module`` or a method bound to one (``agent.act``),
-    so there is a module to copy.
-    """
+def policy_module(policy: Callable) -> nn.Module:
+    """The module a prefetching stream copies: the policy itself, or the module a method is bound to."""
     module = policy if isinstance(policy, nn.Module) else getattr(policy, "__self__", None)
     if not isinstance(module, nn.Module):
         raise ValueError("prefetch=True needs the policy to be an nn.Module or a method of one (e.g. agent.act), "
                          f"so the collector can act with a snapshot of its weights; got {policy!r}")
+    return module
+
+
+def snapshot_policy(policy: Callable) -> tuple[Callable, Callable[[], None]]:
+    """A copy of the policy to act with and a function that refreshes its weights from the live one."""
+    module = policy_module(policy)
     twin = copy.deepcopy(module)
     twin.requires_grad_(False)
     live = list(module.state_dict(keep_vars=True).values())

@@ -106,7 +106,7 @@ MAKE_ARGUMENTS = ("num_envs", "batch_size", "num_threads", "seed", "autoreset", 
 def lookup(env_id: str) -> EnvEntry:
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
-    entry = _REGISTRY.get(env_id) or _entries().get(env_id)
+    entry = _entries().get(env_id)
     if entry is not None:
         return entry
     if _unbuilt_atari(env_id):

@@ -53,7 +53,7 @@ from torch.utils.data import IterableDataset
 from ._held import HeldWatch
 from .output_targets import OutputTargets
 from .pool import FIXED_KEYS, Pool
-from .prefetch import Prefetcher, snapshot_policy
+from .prefetch import Prefetcher, policy_module, snapshot_policy
 
 
 class _Group:
@@ -100,7 +100,7 @@ class RolloutStream(IterableDataset):
         self._acting = policy  # what acts: the policy, or its snapshot with prefetch
         self.prefetch = bool(prefetch)
         if self.prefetch:
-            snapshot_policy(policy)  # raises now, not on the background thread, if it cannot be copied
+            policy_module(policy)  # raises now, not on the background thread, if there is nothing to copy
         self.num_envs = num_envs
         self.frames_per_batch = frames_per_batch
         self.steps_per_batch = frames_per_batch // num_envs

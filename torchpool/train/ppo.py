@@ -208,9 +208,9 @@ class Policy(nn.Module):
 
     def act(self, observation: torch.Tensor):
         """The stream's policy: an action plus what PPO needs later, under the batch's keys."""
-        distribution = self.distribution(observation)
+        distribution, value = self.evaluate(observation)  # one pass where the agent shares a body
         action = distribution.sample()
-        extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": self.value(observation)}
+        extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": value}
         # Continuous envs clip where their reference does; the log-prob stays that of the raw sample.
         return action, extras
 
@@ -293,13 +293,6 @@ class CnnAgent(Policy):
 
     def distribution(self, observation: torch.Tensor):
         return Categorical(logits=self.actor(self.hidden(observation)))
-
-    def act(self, observation: torch.Tensor):
-        # One pass through the CNN for both heads (the generic act() would run it twice).
-        hidden = self.hidden(observation)
-        distribution = Categorical(logits=self.actor(hidden))
-        action = distribution.sample()
-        return action, {"sample_log_prob": distribution.log_prob(action), "state_value": self.critic(hidden)}
 
     def evaluate(self, observation: torch.Tensor):
         """The update's pass: the distribution and the value from one pass through the CNN."""
