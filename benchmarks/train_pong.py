@@ -28,9 +28,10 @@ LABELS = {"tuned": "torchpool CPU recipe (42x42, compact CNN)",
           "cleanrl": "CleanRL ppo_atari_envpool settings (84x84, Nature CNN)"}
 # Runs of earlier or candidate settings kept under RUNS for the record; their JSON holds the exact args.
 HISTORY = {"tuned-v1": "the first CPU recipe (as tuned, but the learning rate annealed to 0 over 4M frames and "
-                       "2 torch threads while collecting); the run of tutorials/02_pong.ipynb",
-           "adaptive": "as tuned, with rl_games' adaptive learning rate (kl_target 0.01) instead of annealing",
-           "capped": "as tuned, with the adaptive learning rate capped at 1e-3 (kl_lr_max)"}
+                       "2 torch threads while collecting); the first run of tutorials/02_pong.ipynb",
+           "adaptive": "as tuned, but the adaptive learning rate capped at rl_games' 1e-2 instead of 1e-3; "
+                       "seed 1 is the run of tutorials/02_pong.ipynb before the cap",
+           "capped": "the tuned settings: the 12-minute probe of seed 2 that set the cap (kl_lr_max 1e-3)"}
 
 
 def run(recipe: str, seed: int, max_seconds: float) -> dict:

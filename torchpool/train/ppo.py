@@ -122,11 +122,11 @@ RECIPES: dict[str, dict] = {
     # Atari on a CPU: 42x42 frames and the compact CNN (the GPU recipe is the "cleanrl" variant).
     # Pong has no lives, so episode returns are whole games; they count +-1 per point either way.
     # The PPO settings of the CleanRL sweep that solves Pong in ~5 min on a GPU (envpool's cleanrl example),
-    # with rl_games' adaptive learning rate instead of annealing (docs/performance.md, "Pong on a CPU").
+    # with rl_games' adaptive learning rate instead of annealing, capped at 1e-3: uncapped it can climb to
+    # 1e-2 and a policy collapsed onto few actions keeps it there (docs/performance.md, "Pong on a CPU").
     **{env_id: dict(total_frames=8_000_000, num_envs=16, num_steps=128, learning_rate=2.5e-4, kl_target=0.01,
-                    clip_coef=0.2, ent_coef=0.01, update_epochs=3, num_minibatches=8, target_return=target,
-                    network="compact",
-                    channels_last=True, eval_games=10,
+                    kl_lr_max=1e-3, clip_coef=0.2, ent_coef=0.01, update_epochs=3, num_minibatches=8,
+                    target_return=target, network="compact", channels_last=True, eval_games=10,
                     make_kwargs=dict(img_height=42, img_width=42, episodic_life=True, reward_clip=True))
        for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))},
 }
