@@ -129,6 +129,23 @@ py::list layout_to_list(const Layout& layout) {
   return fields;
 }
 
+// pool.schedule: the plan, with times in microseconds.
+py::dict schedule_to_dict(const Schedule& plan) {
+  py::dict d;
+  d["mode"] = mode_name(plan.mode);
+  d["worker_threads"] = plan.worker_threads;
+  d["envs_per_item"] = plan.envs_per_item(plan.num_envs);  // in a push of every env
+  d["caller_runs_items"] = plan.caller_runs_items;
+  d["caller_spin_polls"] = plan.caller_spin_polls;
+  d["caller_last_items_spin_us"] = plan.caller_last_items_spin_ns / 1e3;
+  d["worker_waits_caller_us"] = plan.worker_waits_caller_ns / 1e3;
+  d["caller_own_queue"] = plan.caller_own_queue;
+  d["split_tail_substeps"] = plan.split_substeps;
+  d["build_threads"] = plan.build_threads;
+  d["step_cost_us"] = plan.step_cost_ns / 1e3;
+  return d;
+}
+
 py::dict spec_to_dict(const EnvSpec& spec) {
   py::dict observation, action;
   observation["shape"] = spec.observation.shape;
@@ -350,6 +367,7 @@ PYBIND11_MODULE(_core, m) {
       .def("async_reset", &PoolCore::async_reset)
       .def("reset", &PoolCore::reset)
       .def("wakes_workers", [](PoolCore& c, size_t count) { return c.executor().wakes_workers(count); })
+      .def("schedule", [](PoolCore& c) { return schedule_to_dict(c.executor().schedule()); })
       .def("worker_sleeps_in_calls", [](PoolCore& c) { return c.executor().worker_sleeps_in_calls(); })
       .def("get_state", &PoolCore::get_state)
       .def("set_state", &PoolCore::set_state)
@@ -370,7 +388,7 @@ PYBIND11_MODULE(_core, m) {
       "make",
       [](const std::string& family, const py::dict& kwargs, size_t num_envs, size_t batch_size, size_t num_blocks,
          size_t num_threads, int64_t thread_affinity_offset, uint64_t seed, int autoreset, int obs_dtype,
-         int64_t max_episode_steps, int32_t spin_polls) {
+         int64_t max_episode_steps, int32_t spin_polls, uint32_t schedule_off) {
         auto it = families().find(family);
         if (it == families().end()) throw InputError("unknown env family '" + family + "'");
         ExecutorOptions options;
@@ -384,9 +402,10 @@ PYBIND11_MODULE(_core, m) {
         options.obs_dtype = static_cast<Dtype>(obs_dtype);
         options.max_episode_steps = max_episode_steps;
         options.spin.polls = spin_polls;
+        options.schedule_off = schedule_off;
         return std::make_unique<PoolCore>(it->second(to_config(kwargs), options));
       },
       py::arg("family"), py::arg("kwargs"), py::arg("num_envs"), py::arg("batch_size"), py::arg("num_blocks"),
       py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seed"), py::arg("autoreset"),
-      py::arg("obs_dtype"), py::arg("max_episode_steps"), py::arg("spin_polls"));
+      py::arg("obs_dtype"), py::arg("max_episode_steps"), py::arg("spin_polls"), py::arg("schedule_off") = 0);
 }

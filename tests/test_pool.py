@@ -175,6 +175,45 @@ def test_a_loop_that_drops_its_outputs_allocates_nothing():
         assert [block.data.data_ptr() for block in pool._home] == buffers
 
 
+def _buffer_address(td) -> int:
+    return torchpool.Pool.output_bytes(td).data_ptr()
+
+
+def test_a_loop_that_keeps_rollouts_reuses_the_buffers_of_the_rollout_it_dropped():
+    # NOTE [Lent buffers]: the second rollout lands in the first one's memory, and no kept output changes.
+    with torchpool.make("CartPole-v1", num_envs=4, seed=1) as pool:
+        pool.reset()
+        action = torch.ones(4, dtype=torch.int64)
+        first = [pool.step(action) for _ in range(20)]
+        first_addresses = {_buffer_address(td) for td in first}
+        assert len(first_addresses) == 20, "every kept step has a buffer of its own"
+        del first
+        second = [pool.step(action) for _ in range(20)]
+        copies = [td.clone() for td in second]
+        reused = {_buffer_address(td) for td in second} & first_addresses
+        assert len(reused) >= 15, f"only {len(reused)} of 20 steps reused a dropped buffer"
+        for _ in range(30):  # keeps nothing: never writes a buffer the list holds
+            pool.step(action)
+        for step, (td, copy) in enumerate(zip(second, copies)):
+            assert (td == copy).all(), f"kept step {step} was overwritten"
+
+
+def test_a_lent_buffer_still_held_is_never_reused(monkeypatch):
+    monkeypatch.setattr(torchpool.pool, "_LENT_BUFFERS", 4)
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        assert pool._lent_limit == 4
+        pool.reset()
+        action = torch.ones(4, dtype=torch.int64)
+        kept = [pool.step(action) for _ in range(40)]  # past the cap: the oldest are forgotten, not reused
+        observations = [td["observation"].clone() for td in kept]
+        del kept[1::2]  # let go of every other one
+        more = [pool.step(action) for _ in range(40)]
+        assert len(pool._lent) <= 4
+        assert len({_buffer_address(td) for td in kept + more}) == len(kept) + len(more), "two outputs share memory"
+        for td, observation in zip(kept, observations[0::2]):
+            assert torch.equal(td["observation"], observation)
+
+
 def test_reset_of_a_subset_returns_rows_in_the_order_given():
     with probe(num_envs=6) as pool:
         pool.reset()
@@ -287,6 +326,41 @@ def test_the_gil_is_released_while_waiting():
         stop.set()
         counter.join()
     assert len(ticks) > 20, "another Python thread ran while reset() waited"
+
+
+@pytest.mark.parametrize("env_id, num_envs, batch_size, num_threads, mode, worker_threads", [
+    ("CartPole-v1", 8, None, 2, "caller_runs_items", 2),
+    ("Pong-v5", 4, None, 1, "caller_only", 0),
+    ("Pong-v5", 4, None, 2, "caller_as_worker", 1),
+    ("Pong-v5", 8, 4, 2, "workers", 2),
+])
+def test_pool_schedule_names_the_mode_and_the_threads_it_starts(env_id, num_envs, batch_size, num_threads, mode,
+                                                                worker_threads):
+    before = native_threads()
+    with torchpool.make(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads) as pool:
+        schedule = pool.schedule
+        assert schedule["mode"] == mode, schedule
+        assert schedule["worker_threads"] == worker_threads
+        assert native_threads() - before == worker_threads, "pool.schedule's worker_threads are the OS threads"
+        caller_worker = mode in ("caller_only", "caller_as_worker")
+        assert schedule["caller_own_queue"] == caller_worker and (schedule["worker_waits_caller_us"] > 0) == (
+            mode == "caller_as_worker"), schedule
+        assert schedule["split_tail_substeps"] == 0, "ALE cannot split a step"
+        schedule["mode"] = "changed"
+        assert pool.schedule["mode"] == mode, "pool.schedule is read-only: a copy"
+
+
+def test_pool_schedule_of_a_mujoco_sync_pool_holds_a_split_tail():
+    with torchpool.make("HalfCheetah-v5", num_envs=8, num_threads=2) as pool:
+        schedule = pool.schedule
+    assert schedule["mode"] == "caller_as_worker" and schedule["split_tail_substeps"] == 5, schedule
+
+
+def test_pool_schedule_of_a_closed_pool_raises():
+    pool = torchpool.make("CartPole-v1", num_envs=2)
+    pool.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        _ = pool.schedule
 
 
 def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_of_costly_envs():

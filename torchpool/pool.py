@@ -23,6 +23,7 @@ family's extras.
 from __future__ import annotations
 
 import atexit
+import collections
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -60,6 +61,9 @@ _CONTINUOUS_ACTION_DTYPES = frozenset({torch.float32, torch.float64})
 # How many pause instructions a waiting thread spins through before it sleeps
 # (csrc/core/wait.h). Chosen with benchmarks/spin.py; override per pool.
 DEFAULT_SPIN_POLLS = 2000
+# NOTE [Lent buffers]: how many output buffers the user holds (or held) that a pool keeps for reuse.
+_LENT_BUFFERS = 1024
+_LENT_BYTES = 256 * 2**20
 
 _live_pools: weakref.WeakSet[Pool] = weakref.WeakSet()
 _core.set_env_error_factory(errors._from_core)
@@ -148,9 +152,11 @@ class Pool:
         thread_affinity_offset: int = -1,
         spin_polls: int = DEFAULT_SPIN_POLLS,
         pin_memory: bool | None = None,
+        _schedule_off: int = 0,
         **task_kwargs: Any,
     ):
         self._core = None
+        self._lent: collections.deque[_Buffer] = collections.deque()  # NOTE [Lent buffers]
         entry = registry.lookup(env_id)
         kwargs = registry.resolve_kwargs(entry, task_kwargs)
         num_envs = _positive_int("num_envs", num_envs)
@@ -182,6 +188,7 @@ class Pool:
         self._core = _core.make(
             entry.family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset,
             int(seed), _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
+            _schedule_off,  # benchmarks/schedule_ab.py switches modes off (csrc/core/schedule.h, ScheduleOff)
         )
         spec = self._core.spec()
         self.task_kwargs = kwargs
@@ -207,6 +214,7 @@ class Pool:
         for block, buffer in enumerate(self._home):
             self._core.set_block(block, buffer.data.data_ptr(), buffer)
         self._handed_out = [False] * num_blocks
+        self._lent_limit = max(1, min(_LENT_BUFFERS, _LENT_BYTES // max(self._core.block_bytes, 1)))
         self._all_ids = torch.arange(num_envs, dtype=torch.int64)
 
         discrete = isinstance(self.action_spec, DiscreteSpec)
@@ -391,6 +399,7 @@ class Pool:
         core, self._core = self._core, None
         if core is not None:
             core.close()
+        self._lent.clear()
 
     def output_layout(self) -> list[tuple[str, torch.dtype, tuple[int, ...], int]]:
         """Low-level: ``(key, dtype, per-env shape, byte offset)`` of each column of a batch.
@@ -420,6 +429,18 @@ class Pool:
     def takes_as_is(self, action: Any) -> bool:
         """Whether ``step()``/``step_into()`` would send ``action`` to every env as it is (no conversion, no copy)."""
         return self._full_action(action) is action
+
+    @property
+    def schedule(self) -> dict[str, Any]:
+        """How this pool's work is spread over threads: the plan of ``csrc/core/schedule.h``, read-only.
+
+        ``mode`` is one of ``"caller_runs_items"`` (cheap envs: the calling thread
+        runs chunks of them while it waits), ``"caller_only"`` (no worker thread),
+        ``"caller_as_worker"`` (the caller takes one worker's place) or ``"workers"``
+        (workers step, the caller sleeps); the other keys are the plan's settings
+        (docs/design.md, "Scheduling").
+        """
+        return dict(self._live_core().schedule())
 
     def steps_in_background(self, num_envs: int | None = None) -> bool:
         """Whether a step of ``num_envs`` envs (default all) runs on the worker threads.
@@ -467,11 +488,32 @@ class Pool:
     def _new_buffer(self) -> _Buffer:
         return _Buffer(self._core.block_bytes, self._block_layout, self.batch_size, self.pin_memory)
 
+    # NOTE [Lent buffers]. A loop that keeps each step's outputs (a rollout
+    # list, CleanRL-style code holding last step's arrays) holds the block's
+    # buffer, so the block needs another (NOTE [Output ring reuse]). Building
+    # one (an allocation, a view per key, a TensorDict, the watch's baselines)
+    # costs tens of times a cheap env's step. So the held buffer is lent, not
+    # forgotten: it joins a FIFO, and the next block that needs a buffer takes
+    # the oldest lent one if the user has let go of it by then (a rollout list
+    # dropped, an array overwritten), which is the usual case. Only the oldest
+    # is checked, so a user who keeps everything pays one held() a step; the
+    # FIFO is capped (_LENT_BUFFERS, _LENT_BYTES): past the cap the oldest is
+    # forgotten and stays the user's. Reuse hands out the same TensorDict
+    # object again, as the ring does.
+    def _replacement(self, held: _Buffer) -> _Buffer:
+        """A buffer for a block whose own one the user holds."""
+        lent = self._lent
+        buffer = lent.popleft() if lent and not lent[0].held() else self._new_buffer()
+        lent.append(held)
+        if len(lent) > self._lent_limit:
+            lent.popleft()
+        return buffer
+
     def _reclaim(self, core, block: int) -> None:
         """Points ``block`` at a buffer nobody else holds before rows land in it."""
         home = self._home[block]
         if home.held():  # NOTE [Output ring reuse]
-            home = self._home[block] = self._new_buffer()
+            home = self._home[block] = self._replacement(home)
         if core.owner(block) is not home:  # a fresh buffer, or back home from a send_into()
             core.set_block(block, home.data.data_ptr(), home)
         self._handed_out[block] = False

@@ -16,8 +16,8 @@
 //     void advance(const Action&);   // runs the next substep ahead of step(), which runs the rest
 //   };
 //
-// The executor owns everything else: time limits, autoreset, episode
-// statistics, final observations, where the row lives, and threads. With
+// The core owns everything else: time limits, autoreset, episode statistics
+// and final observations (episode.h), where the row lives, and threads. With
 // advance(), the substeps of one step may run on different threads, one at
 // a time (NOTE [Split tail] in split_tail.h). An env
 // never allocates per step and never sees Python.

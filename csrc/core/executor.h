@@ -42,13 +42,15 @@
 #endif
 
 #include "action_queue.h"
+#include "actions.h"
 #include "env.h"
+#include "episode.h"
+#include "errors.h"
 #include "output_ring.h"
+#include "schedule.h"
 #include "split_tail.h"
 
 namespace torchpool {
-
-enum class Autoreset : int32_t { kSameStep = 0, kNextStep = 1, kDisabled = 2 };
 
 struct ExecutorOptions {
   size_t num_envs = 1;
@@ -61,51 +63,7 @@ struct ExecutorOptions {
   Dtype obs_dtype = Dtype::Float32;
   int64_t max_episode_steps = -1;  // < 0: the family's default; 0: none
   SpinPolicy spin;
-};
-
-// Fixed output fields, in column order; the family's extras follow.
-enum Field : size_t {
-  kObservation = 0,
-  kReward,
-  kTerminated,
-  kTruncated,
-  kDone,
-  kEnvId,
-  kEpisodeReturn,
-  kEpisodeLength,
-  kFinalObservation,  // only with same_step autoreset
-};
-
-// Raised for bad input from Python; bindings map it to ValueError.
-struct InputError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
-
-// Called every few milliseconds while the caller sleeps; may throw (Ctrl-C).
-using InterruptCheck = std::function<void()>;
-
-// Envs that raised inside step or reset, raised by the call whose batch holds
-// their rows. block: the ring block of that batch, or kResetBatch for reset().
-struct EnvFailure : std::runtime_error {
-  static constexpr size_t kResetBatch = static_cast<size_t>(-1);
-  size_t block;
-  size_t rows;  // rows of the batch
-  std::vector<int64_t> env_ids;
-  std::vector<std::string> messages;
-
-  EnvFailure(size_t block_, size_t rows_, std::vector<int64_t> ids, std::vector<std::string> texts)
-      : std::runtime_error(describe(ids, texts)),
-        block(block_),
-        rows(rows_),
-        env_ids(std::move(ids)),
-        messages(std::move(texts)) {}
-
-  static std::string describe(const std::vector<int64_t>& ids, const std::vector<std::string>& texts) {
-    std::string text;
-    for (size_t i = 0; i < ids.size(); ++i)
-      text += (i ? "\n" : "") + std::string("env ") + std::to_string(ids[i]) + ": " + texts[i];
-    return text;
-  }
+  uint32_t schedule_off = 0;  // ScheduleOff bits: modes switched off (benchmarks/schedule_ab.py)
 };
 
 // What the bindings see; the family type is erased here.
@@ -144,6 +102,8 @@ class ExecutorBase {
   // Whether a push of `count` envs wakes the workers, so the envs step while
   // the caller does something else; if not, the caller steps them in step()/recv().
   virtual bool wakes_workers(size_t count) const = 0;
+  // The plan the executor runs (schedule.h).
+  virtual const Schedule& schedule() const = 0;
   // How many times a worker fell asleep (waited in the kernel for work) while
   // the caller was inside step()/recv(): the sleeps NOTE [Workers wait out
   // the caller's items] is about. Each costs the next push a wake-up.
@@ -156,6 +116,7 @@ class ExecutorBase {
 template <class Env>
 class Executor final : public ExecutorBase {
   using Model = typename Env::Model;
+  using Slot = EnvSlot<Env>;
 
  public:
   Executor(const Config& config, const ExecutorOptions& options)
@@ -165,49 +126,26 @@ class Executor final : public ExecutorBase {
         extras_begin_(options.autoreset == Autoreset::kSameStep ? kFinalObservation + 1 : kFinalObservation),
         block_layout_(fields(), options.batch_size),
         reset_layout_(fields(), options.num_envs),
+        rules_(make_rules()),
         queue_(options.num_envs),
         caller_queue_(options.num_envs),
         ring_(options.num_blocks, options.batch_size),
         tail_(2 * options.num_threads),
         in_flight_(options.num_envs, 0),
         all_ids_(options.num_envs),
+        actions_(spec_.action, options.num_envs),
         discard_(new std::atomic<uint8_t>[options.num_envs]),
         block_failures_(new std::atomic<int32_t>[options.num_blocks]) {
     for (size_t id = 0; id < options.num_envs; ++id) discard_[id].store(0, std::memory_order_relaxed);
     for (size_t b = 0; b < options.num_blocks; ++b) block_failures_[b].store(0, std::memory_order_relaxed);
     if (spec_.extras.size() > kMaxExtras) throw std::logic_error("too many extra fields");
-    build_slots();
+    ScheduleInput input{spec_.step_cost_ns, options.num_envs,   options.batch_size,  options.num_threads,
+                        /*substeps=*/0,     options.spin.polls, options.schedule_off};
+    build_slots(plan_schedule(input).build_threads);
+    if constexpr (kCanSplit) input.substeps = slots_[0]->env.substeps();
+    plan_ = plan_schedule(input);
     for (size_t id = 0; id < options.num_envs; ++id) all_ids_[id] = static_cast<int64_t>(id);
-    action_size_ = spec_.action.element_count();
-    action_index_.assign(options.num_envs, 0);
-    action_values_.assign(spec_.action.discrete ? 0 : options.num_envs * action_size_, 0.0);
-    envs_per_target_item_ = static_cast<size_t>(kItemTargetNs / std::max(spec_.step_cost_ns, 1.0));
-    // NOTE [The caller as a worker]. In a sync pool (every env steps in every
-    // call) of costly envs the calling thread would only sleep through each
-    // step(): it takes one worker's place instead, so num_threads threads
-    // still step envs and none waits idle for a wake-up. Async pools keep
-    // every worker, so the envs step while the caller runs its policy,
-    // unless a batch is so short (kShortBatchNs) that the caller would spend
-    // its wait falling asleep and being woken. HalfCheetah-v5, 8 envs /
-    // batch 4 on 2 cores (~50 us a batch), interleaved A/B in one process:
-    // +26% steps/s with a bare loop (10 of 10), +43% with a 64x64 MLP policy
-    // (10 of 10), -7% with a 3x1024 MLP (450 us a call, 9x the batch). Longer
-    // batches gain nothing (Ant-v5 8 / 4, HalfCheetah-v5 64 / 32: +0-5%) and
-    // lose with a heavy policy (Pong-v5 16 / 8 with a CNN: -23%).
-    const double batch_ns = static_cast<double>(options.batch_size) * spec_.step_cost_ns /
-                            static_cast<double>(std::max<size_t>(options.num_threads, 1));
-    // A sync pool of one thread has no worker at all: its steps run in the
-    // caller, and send() only queues them until recv() (Pong-v5, 1 env: 70%
-    // -> 90% of one thread's bare emulation, 4 envs: 83% -> 91%). An async
-    // pool keeps a worker, so its envs step while the caller is away. Steps
-    // over kCallerLongestStepNs stay off the caller: Ctrl-C waits for a step
-    // the caller is in.
-    const bool sync = options.batch_size == options.num_envs;
-    caller_is_worker_ = spec_.step_cost_ns > kCallerMaxStepNs && spec_.step_cost_ns <= kCallerLongestStepNs &&
-                        (sync || (options.num_threads >= 2 && batch_ns <= kShortBatchNs));
-    if constexpr (kCanSplit)
-      if (caller_is_worker_ && sync && options.num_threads >= 2) substeps_ = slots_[0]->env.substeps();
-    for (size_t i = 0; i < options.num_threads - (caller_is_worker_ ? 1 : 0); ++i) {
+    for (size_t i = 0; i < plan_.worker_threads; ++i) {
       workers_.emplace_back([this, i] { work(static_cast<int32_t>(i) + 1); });
       pin(workers_.back(), i);
 #if defined(__linux__)
@@ -232,7 +170,7 @@ class Executor final : public ExecutorBase {
     settle(nullptr);
     if (ids == nullptr) ids = all_ids_.data();
     check_ids(ids, count, /*for_step=*/true);
-    copy_actions(actions, dtype, ids, count);
+    actions_.copy(actions, dtype, ids, count);
     push(Op::kStep, ids, count, 0);
     rows_sent_ += count;
   }
@@ -251,8 +189,8 @@ class Executor final : public ExecutorBase {
       throw std::runtime_error("step() needs every env idle, but some are in flight; recv() them first");
     const size_t count = options_.num_envs;
     check_ids(all_ids_.data(), count, /*for_step=*/true);
-    copy_actions(actions, dtype, all_ids_.data(), count);
-    if (record != nullptr) std::memcpy(record, actions, count * action_size_ * dtype_size(dtype));
+    actions_.copy(actions, dtype, all_ids_.data(), count);
+    if (record != nullptr) std::memcpy(record, actions, count * actions_.action_size() * dtype_size(dtype));
     const size_t block = next_block();
     push(Op::kStep, all_ids_.data(), count, 0);
     rows_sent_ += count;
@@ -365,35 +303,13 @@ class Executor final : public ExecutorBase {
       return env.state_size();
   }
 
-  static constexpr size_t kMaxExtras = 16;
-  // A work item should take about this long, so cheap envs run as tight loops.
-  static constexpr double kItemTargetNs = 20000.0;
-  // NOTE [Costly envs]: envs above this go one per work item, wake the
-  // workers, and in sync pools have the caller step them as a worker. The
-  // line sits between classic control (<= 0.4 us a step) and the cheapest
-  // MuJoCo tasks (~10 us). It was 20 us, which put InvertedPendulum, Reacher
-  // and HalfCheetah (whose cost is timed from qpos0 at ~16 us, ~28 us in
-  // episodes) on the cheap path: two big items, one of them left to a worker
-  // woken late. Sync, 8 envs on 2 cores, interleaved in one process: 1.19x
-  // (InvertedPendulum), 1.30x (Reacher), 1.27x (HalfCheetah; 1.07x at 64).
-  static constexpr double kCallerMaxStepNs = 5e3;
-  static constexpr double kWakeWorthNs = 30000.0;
-  static constexpr double kCallerLongestStepNs = 10e6;
-  // An async batch this short (its envs' steps over num_threads) makes the
-  // caller a worker (NOTE [The caller as a worker]).
-  static constexpr double kShortBatchNs = 150e3;
-
-  // Costly envs can be costly to build too (an ALE instance precomputes its
-  // colour tables: ~0.15 s), so they are built on num_threads threads at once;
-  // the first construction error is rethrown here.
-  void build_slots() {
+  // Costly envs can be costly to build too, so they are built on the plan's
+  // build_threads at once; the first construction error is rethrown here.
+  void build_slots(size_t threads) {
     const size_t n = options_.num_envs;
     slots_.resize(n);
-    auto build = [this](size_t id) {
-      slots_[id] = std::make_unique<Slot>(model_, options_.seed + id, extras_row_bytes());
-    };
-    const size_t threads = std::min(options_.num_threads, n);
-    if (threads < 2 || spec_.step_cost_ns <= kCallerMaxStepNs) {
+    auto build = [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, options_.seed + id, rules_); };
+    if (threads < 2) {
       for (size_t id = 0; id < n; ++id) build(id);
       return;
     }
@@ -411,25 +327,6 @@ class Executor final : public ExecutorBase {
     for (auto& error : errors)
       if (error) std::rethrow_exception(error);
   }
-
-  struct Slot {
-    Env env;
-    Rng rng;
-    double episode_return = 0.0;
-    int64_t episode_length = 0;
-    // Written by the worker that ran the env, read by the caller only after it
-    // received that env's row (acquire on the FillCounter), so plain fields.
-    bool started = false;       // reset at least once
-    bool episode_over = false;  // next_step/disabled: the last step ended the episode
-    uint64_t pending_seed = 0;  // caller-written before the push that uses it
-    bool has_pending_seed = false;
-    bool failed = false;                  // NOTE [Env failures]: reset before the next step
-    std::string failure;                  // the message, until the caller takes it
-    std::vector<uint8_t> extras_scratch;  // same_step: extras of the autoreset land here
-
-    Slot(const Model& model, uint64_t seed, size_t extras_bytes)
-        : env(model), rng(seed), extras_scratch(std::max<size_t>(extras_bytes, 1)) {}
-  };
 
   static EnvSpec make_spec(const Model& model, const ExecutorOptions& options) {
     EnvSpec spec = model.spec(options.obs_dtype);
@@ -454,27 +351,6 @@ class Executor final : public ExecutorBase {
     return fields;
   }
 
-  // Each extra gets an 8-byte-aligned place in the scratch row, so any dtype
-  // may follow any other (a bool then a float64).
-  static size_t scratch_bytes(const FieldSpec& extra) { return (extra.row_bytes() + 7) / 8 * 8; }
-
-  size_t extras_row_bytes() const {
-    size_t bytes = 0;
-    for (const FieldSpec& extra : spec_.extras) bytes += scratch_bytes(extra);
-    return bytes;
-  }
-
-  // Envs per work item for a push of `count`: at least kItemTargetNs of work
-  // per item (cheap envs run as one tight loop, no thread wakes), and no
-  // fewer items than threads when each would still be that big. Costly envs
-  // (NOTE [Costly envs]) go one per item, for load balance.
-  size_t chunk_size(size_t count) const {
-    if (spec_.step_cost_ns > kCallerMaxStepNs) return 1;  // also every env over kItemTargetNs
-    const size_t threads = std::max<size_t>(options_.num_threads, 1);
-    const size_t even_split = (count + threads - 1) / threads;
-    return std::max<size_t>(1, std::min(std::max(envs_per_target_item_, even_split), count));
-  }
-
   // ---- caller side -------------------------------------------------------
 
   void check_ids(const int64_t* ids, size_t count, bool for_step) {
@@ -495,68 +371,9 @@ class Executor final : public ExecutorBase {
       in_flight_[ids[i]] = 1;
     }
     for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
-    for (size_t i = 0; i < count && problem.empty() && for_step; ++i) {
-      const Slot& slot = *slots_[ids[i]];
-      if (!slot.started)
-        problem = "env " + std::to_string(ids[i]) + " was never reset; call reset() before stepping";
-      else if (slot.failed && options_.autoreset == Autoreset::kDisabled)
-        problem = "env " + std::to_string(ids[i]) +
-                  " failed (an EnvError was raised) and autoreset is 'disabled'; call reset(env_ids=[...]) first";
-      else if (slot.episode_over && options_.autoreset == Autoreset::kDisabled)
-        problem = "env " + std::to_string(ids[i]) +
-                  "'s episode has ended and autoreset is 'disabled'; call reset(env_ids=[...]) first";
-    }
+    for (size_t i = 0; i < count && problem.empty() && for_step; ++i)
+      problem = slots_[ids[i]]->refuses_step(ids[i], options_.autoreset);
     if (!problem.empty()) throw InputError(problem);
-  }
-
-  // Integers print as integers; a float action (1.5) keeps its fraction.
-  template <class T>
-  static std::string format_action(T value) {
-    const double as_double = static_cast<double>(value);
-    if (std::isfinite(as_double) && as_double == std::trunc(as_double) && std::abs(as_double) < 1e15)
-      return std::to_string(static_cast<int64_t>(as_double));
-    std::ostringstream text;
-    text << as_double;
-    return text.str();
-  }
-
-  template <class T>
-  void copy_typed_actions(const T* actions, const int64_t* ids, size_t count) {
-    if (spec_.action.discrete) {
-      const int64_t n = spec_.action.num_actions;
-      for (size_t i = 0; i < count; ++i) {
-        const T value = actions[i];
-        if (!(value >= 0 && static_cast<double>(value) < static_cast<double>(n)) ||
-            static_cast<double>(static_cast<int64_t>(value)) != static_cast<double>(value))
-          throw InputError("action " + format_action(value) + " for env " + std::to_string(ids[i]) +
-                           " is not a valid index in [0, " + std::to_string(n) + ")");
-      }
-      for (size_t i = 0; i < count; ++i) action_index_[ids[i]] = static_cast<int64_t>(actions[i]);
-    } else {
-      for (size_t i = 0; i < count * action_size_; ++i)
-        if (!std::isfinite(static_cast<double>(actions[i])))
-          throw InputError("action for env " + std::to_string(ids[i / action_size_]) + " is not finite");
-      for (size_t i = 0; i < count; ++i)
-        for (size_t k = 0; k < action_size_; ++k)
-          action_values_[ids[i] * action_size_ + k] = static_cast<double>(actions[i * action_size_ + k]);
-    }
-  }
-
-  void copy_actions(const void* actions, Dtype dtype, const int64_t* ids, size_t count) {
-    switch (dtype) {
-      case Dtype::UInt8:
-        return copy_typed_actions(static_cast<const uint8_t*>(actions), ids, count);
-      case Dtype::Int32:
-        return copy_typed_actions(static_cast<const int32_t*>(actions), ids, count);
-      case Dtype::Int64:
-        return copy_typed_actions(static_cast<const int64_t*>(actions), ids, count);
-      case Dtype::Float32:
-        return copy_typed_actions(static_cast<const float*>(actions), ids, count);
-      case Dtype::Float64:
-        return copy_typed_actions(static_cast<const double*>(actions), ids, count);
-      default:
-        throw InputError("unsupported action dtype");
-    }
   }
 
   void push(Op op, const int64_t* ids, size_t count, uint32_t position) {
@@ -571,34 +388,25 @@ class Executor final : public ExecutorBase {
     // so each env steps on the same core call after call and its state stays
     // in that core's cache; workers take the shared queue and then steal from
     // the caller's, so a late caller (or one away while send() steps in the
-    // background) loses no balance. From one shared queue an env's state
-    // moved between cores at random. Sync, 8 envs on 2 cores, interleaved
-    // A/B in one process (24 pairs): HalfCheetah-v5 +2% (18 faster),
-    // Humanoid-v5 +2% (14), Pong-v5 and Ant-v5 +0%.
-    const uint32_t chunk = static_cast<uint32_t>(chunk_size(count));
-    if (caller_is_worker_ && op == Op::kStep && count == options_.num_envs) {
-      const size_t held = split_tail_size(count);
-      const size_t queued = count - held;
-      if (held > 0) tail_.arm(push_ids_.data() + queued, held, substeps_, options_.num_threads);
-      const size_t own = queued / std::max<size_t>(options_.num_threads, 1);
-      caller_queue_.push(op, push_ids_.data(), static_cast<uint32_t>(own), chunk, position, /*wake=*/false);
-      if (own < queued)
-        queue_.push(op, push_ids_.data() + own, static_cast<uint32_t>(queued - own), chunk,
-                    position + static_cast<uint32_t>(own), wakes_workers(queued - own));
-      return;
-    }
-    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(count), chunk, position, wakes_workers(count));
+    // background) loses no balance.
+    const auto chunk = static_cast<uint32_t>(plan_.envs_per_item(count));
+    const bool whole_sync_step = op == Op::kStep && count == options_.num_envs && plan_.caller_is_worker() &&
+                                 options_.batch_size == options_.num_envs;
+    const size_t held = whole_sync_step ? split_tail_size(count) : 0;
+    const size_t queued = count - held;
+    if (held > 0) tail_.arm(push_ids_.data() + queued, held, plan_.split_substeps, options_.num_threads);
+    const size_t own = whole_sync_step && plan_.caller_own_queue ? queued / plan_.num_threads : 0;
+    if (own > 0) caller_queue_.push(op, push_ids_.data(), static_cast<uint32_t>(own), chunk, position, /*wake=*/false);
+    if (own < queued)
+      queue_.push(op, push_ids_.data() + own, static_cast<uint32_t>(queued - own), chunk,
+                  position + static_cast<uint32_t>(own), wakes_workers(queued - own));
   }
 
   // How many of a sync step's envs (the last ones) go to the split tail
-  // (NOTE [Split tail]): two per thread, leaving at least one queued env per
-  // thread so the push still wakes the workers; none where the family cannot
-  // split its steps, or when one of them would reset instead of stepping.
+  // (NOTE [Split tail]): the plan's share, or none when one of them would
+  // reset instead of stepping.
   size_t split_tail_size(size_t count) const {
-    if (substeps_ < 2) return 0;
-    const size_t threads = options_.num_threads;
-    if (count < 2 * threads) return 0;
-    const size_t held = std::min(2 * threads, count - threads);
+    const size_t held = plan_.split_tail_size(count);
     for (size_t i = count - held; i < count; ++i) {
       const Slot& slot = *slots_[push_ids_[i]];
       if (slot.failed || (options_.autoreset == Autoreset::kNextStep && slot.episode_over)) return 0;
@@ -613,7 +421,7 @@ class Executor final : public ExecutorBase {
     if constexpr (!kCanSplit) {
       return false;
     } else {
-      if (substeps_ < 2) return false;
+      if (plan_.split_substeps < 2) return false;
       const SplitTail::Piece piece = tail_.take(self);
       if (piece.entry < 0) return false;
       // The entry is finished before the row is counted: once every row is in,
@@ -627,7 +435,7 @@ class Executor final : public ExecutorBase {
         return true;
       }
       try {
-        slots_[piece.env]->env.advance(action_for(piece.env));
+        slots_[piece.env]->env.advance(actions_.at(piece.env));
         tail_.put_back(piece);
       } catch (const std::exception& error) {
         tail_.finish(piece);
@@ -637,17 +445,14 @@ class Executor final : public ExecutorBase {
     }
   }
 
-  bool tail_has_work() const { return substeps_ >= 2 && tail_.has_work(); }
+  bool tail_has_work() const { return plan_.split_substeps >= 2 && tail_.has_work(); }
 
   // The row of a split-tail env whose substep threw (sync pools: row = env id).
   void fail_tail_row(int32_t env_id, const std::string& what) {
     const size_t block = ring_.block_of(ring_.claim_rows(1));
-    const FieldTargets& targets = ring_.targets(block);
-    const size_t row = static_cast<size_t>(env_id);
-    auto field = [&](size_t index) { return targets.at(index, row); };
-    const std::array<uint8_t*, kMaxExtras> extras = extras_at(targets, row);
-    *reinterpret_cast<int64_t*>(field(kEnvId)) = env_id;
-    fail_row(*slots_[env_id], field, extras.data(), what);
+    const Row row = row_at(ring_.targets(block), static_cast<size_t>(env_id));
+    row.at<int64_t>(kEnvId) = env_id;
+    slots_[env_id]->fail(row, rules_, what);
     publish(block, 1, 1);
   }
 
@@ -661,22 +466,11 @@ class Executor final : public ExecutorBase {
     return nullptr;
   }
 
-  // On VMs a wake-up (an inter-processor interrupt) costs tens of µs: items
-  // cheaper than that are left to spinning workers or to the caller, which
-  // runs them while it waits (only envs cheap enough for the caller qualify).
-  bool wakes_workers(size_t count) const override {
-    return static_cast<double>(chunk_size(count)) * spec_.step_cost_ns >= kWakeWorthNs ||
-           spec_.step_cost_ns > kCallerMaxStepNs;
-  }
+  bool wakes_workers(size_t count) const override { return plan_.wakes_workers(count); }
+  const Schedule& schedule() const override { return plan_; }
 
-  // The caller runs queued items itself while it waits: for cheap envs that
-  // avoids waking a worker at all. Not for envs slower than kCallerMaxStepNs:
-  // there a wake-up is cheap next to the work, and a third runnable thread
-  // beside num_threads workers only fights them for the cores (measured on
-  // MuJoCo, benchmarks/mujoco_tasks.py); it would also delay Ctrl-C. The
-  // exception is a pool where the caller replaces a worker (NOTE [The caller
-  // as a worker]): measured +7% steps/s on Pong, Ant and HalfCheetah, sync
-  // at 8 envs on 2 cores (alternating A/B runs, 11 of 15 pairs faster).
+  // The caller runs queued items itself while it waits where the plan says so:
+  // cheap envs (no worker is woken at all) and pools where it replaces a worker.
   void wait_until(FillCounter& counter, int32_t target, const InterruptCheck& check) {
     // Released on every exit, exceptions (Ctrl-C) included.
     struct Waiting {
@@ -684,12 +478,8 @@ class Executor final : public ExecutorBase {
       explicit Waiting(std::atomic<bool>& f) : flag(f) { flag.store(true, std::memory_order_relaxed); }
       ~Waiting() { flag.store(false, std::memory_order_relaxed); }
     } waiting(caller_waiting_);
-    const bool caller_runs_items = spec_.step_cost_ns <= kCallerMaxStepNs || caller_is_worker_;
-    // A caller that only waits (async pools of costly envs with long batches) sleeps at once:
-    // spinning, it would be a third runnable thread beside the workers and
-    // take their cores. Alternating A/B runs, 8 envs / batch 4 on 2 cores:
-    // median 44k vs 25k steps/s on HalfCheetah-v5, 8.5k vs 6.6k on Ant-v5.
-    const int32_t spin_polls = caller_runs_items ? options_.spin.polls : 0;
+    const bool caller_runs_items = plan_.caller_runs_items;
+    const int32_t spin_polls = plan_.caller_spin_polls;
     int32_t polls = 0;
     bool spun_for_last_items = false;
     while (!counter.reached(target)) {
@@ -699,7 +489,7 @@ class Executor final : public ExecutorBase {
         polls = 0;
         continue;
       }
-      if (caller_is_worker_ && run_tail_piece(/*self=*/0)) {
+      if (run_tail_piece(/*self=*/0)) {
         polls = 0;
         continue;
       }
@@ -707,12 +497,12 @@ class Executor final : public ExecutorBase {
         TORCHPOOL_PAUSE();
         continue;
       }
-      if (caller_is_worker_ && !spun_for_last_items) {
+      if (plan_.caller_last_items_spin_ns > 0 && !spun_for_last_items) {
         // A tail env put back meanwhile sends the caller round again, free to spin once more.
         spun_for_last_items = !spin_for_last_items(counter, target);
         continue;
       }
-      counter.sleep(target, 20000);
+      counter.sleep(target, schedule::kCallerSleepSliceUs);
       if (check) check();
     }
   }
@@ -722,13 +512,11 @@ class Executor final : public ExecutorBase {
   // most one env step on each other worker, all on cores of their own.
   // Sleeping now would add a wake-up (tens of µs on a VM) to every step()
   // call; spinning through one env step costs nothing, since no other work
-  // could use this core. Sync, 8 envs on 2 cores, interleaved A/B runs in one
-  // process: HalfCheetah-v5 +15% (20 of 20 pairs), Pong-v5 and Humanoid-v5
-  // +4%, Ant-v5 +2%. Bounded, so a stuck env still lets the caller sleep (Ctrl-C).
-  // True when it stopped for a piece of the split tail to take.
+  // could use this core. Bounded, so a stuck env still lets the caller sleep
+  // (Ctrl-C). True when it stopped for a piece of the split tail to take.
   bool spin_for_last_items(FillCounter& counter, int32_t target) const {
     const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::nanoseconds(static_cast<int64_t>(std::min(2.0 * spec_.step_cost_ns, 5e6)));
+                          std::chrono::nanoseconds(static_cast<int64_t>(plan_.caller_last_items_spin_ns));
     while (!counter.reached(target)) {
       for (int i = 0; i < 64; ++i) TORCHPOOL_PAUSE();
       if (tail_has_work()) return true;
@@ -873,7 +661,7 @@ class Executor final : public ExecutorBase {
           TORCHPOOL_PAUSE();
       }
       // Spin again for the caller's next call, or for an item queued meanwhile.
-      if (from == nullptr && caller_is_worker_ && waited_out_caller()) continue;
+      if (from == nullptr && plan_.worker_waits_caller_ns > 0 && waited_out_caller()) continue;
       if (from == nullptr) {
         if (caller_waiting_.load(std::memory_order_relaxed))
           worker_sleeps_in_calls_.fetch_add(1, std::memory_order_relaxed);
@@ -891,16 +679,13 @@ class Executor final : public ExecutorBase {
   // above (~30 us) is shorter than one of them (Humanoid-v5: ~200 us), so it
   // would fall asleep and the caller's next call would pay a wake-up. Its
   // core has nothing else to run meanwhile: the caller is in the pool, not in
-  // user code. Sync, 8 envs on 2 cores, interleaved A/B in one process:
-  // Humanoid-v5 +6% (12 of 16 pairs), HalfCheetah-v5 +2%, Pong-v5 and Ant-v5
-  // +0%; a probe pool's worker slept in 32-43 of 100 steps, now in 0-1.
-  // Bounded, so a stuck env still lets it sleep.
+  // user code. Bounded, so a stuck env still lets it sleep.
   // True once the caller has left or an item is queued; false when the
   // caller was not in the pool, or on the bound or close().
   bool waited_out_caller() {
     if (!caller_waiting_.load(std::memory_order_relaxed)) return false;
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::nanoseconds(static_cast<int64_t>(std::min(4.0 * spec_.step_cost_ns, 5e6)));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(plan_.worker_waits_caller_ns));
     while (caller_waiting_.load(std::memory_order_relaxed)) {
       for (int i = 0; i < 16; ++i) {
         if (queue_.available().has_units() || caller_queue_.available().has_units()) return true;
@@ -962,114 +747,27 @@ class Executor final : public ExecutorBase {
   }
 
   // False when the env threw (NOTE [Env failures]).
-  bool run_env(int32_t env_id, Op op, const FieldTargets& targets, size_t row) {
-    Slot& slot = *slots_[env_id];
-    const std::array<uint8_t*, kMaxExtras> extras = extras_at(targets, row);
-    StepOutput out(targets.at(kObservation, row), spec_.observation.dtype, extras.data());
-    auto field = [&](size_t index) { return targets.at(index, row); };
-    const size_t observation_bytes = block_layout_.row_bytes(kObservation);
-    *reinterpret_cast<int64_t*>(field(kEnvId)) = env_id;
-    try {
-      const bool reset =
-          op != Op::kStep || slot.failed || (options_.autoreset == Autoreset::kNextStep && slot.episode_over);
-      if (reset) {
-        if (slot.has_pending_seed) slot.rng.reseed(slot.pending_seed), slot.has_pending_seed = false;
-        slot.env.reset(slot.rng, out);
-        slot.started = true;
-        slot.failed = false;
-        slot.episode_over = false;
-        slot.episode_return = 0.0;
-        slot.episode_length = 0;
-        write_flags(field, 0.0f, false, false, 0.0, 0);
-      } else {
-        const Action action = action_for(env_id);
-        const StepResult result = slot.env.step(action, slot.rng, out);
-        slot.episode_return += result.reward;
-        slot.episode_length += 1;
-        const bool truncated =
-            result.truncated || (spec_.max_episode_steps > 0 && slot.episode_length >= spec_.max_episode_steps);
-        write_flags(field, static_cast<float>(result.reward), result.terminated, truncated, slot.episode_return,
-                    slot.episode_length);
-        if (result.terminated || truncated) {
-          if (options_.autoreset == Autoreset::kSameStep) {
-            std::memcpy(field(kFinalObservation), field(kObservation), observation_bytes);
-            // A named array: StepOutput keeps the pointer, so it must outlive the reset.
-            const std::array<uint8_t*, kMaxExtras> scratch = scratch_extras(slot);
-            StepOutput next(field(kObservation), spec_.observation.dtype, scratch.data());
-            slot.env.reset(slot.rng, next);
-            slot.episode_return = 0.0;
-            slot.episode_length = 0;
-            return true;
-          }
-          slot.episode_over = true;
-        }
-      }
-      if (options_.autoreset == Autoreset::kSameStep)
-        std::memcpy(field(kFinalObservation), field(kObservation), observation_bytes);
-    } catch (const std::exception& error) {
-      fail_row(slot, field, extras.data(), error.what());
-      return false;
-    } catch (...) {
-      fail_row(slot, field, extras.data(), "unknown C++ exception");
-      return false;
-    }
-    return true;
+  bool run_env(int32_t env_id, Op op, const FieldTargets& targets, size_t row_index) {
+    const Row row = row_at(targets, row_index);
+    row.at<int64_t>(kEnvId) = env_id;
+    return slots_[env_id]->run(op == Op::kStep, actions_.at(env_id), row, rules_);
   }
 
-  template <class FieldAt>
-  static void write_flags(FieldAt&& field, float reward, bool terminated, bool truncated, double episode_return,
-                          int64_t episode_length) {
-    *reinterpret_cast<float*>(field(kReward)) = reward;
-    *reinterpret_cast<bool*>(field(kTerminated)) = terminated;
-    *reinterpret_cast<bool*>(field(kTruncated)) = truncated;
-    *reinterpret_cast<bool*>(field(kDone)) = terminated || truncated;
-    *reinterpret_cast<float*>(field(kEpisodeReturn)) = static_cast<float>(episode_return);
-    *reinterpret_cast<int64_t*>(field(kEpisodeLength)) = episode_length;
+  Row row_at(const FieldTargets& targets, size_t row_index) const {
+    Row row;
+    for (size_t i = 0; i < extras_begin_; ++i) row.field[i] = targets.at(i, row_index);
+    for (size_t i = 0; i < spec_.extras.size(); ++i) row.extras[i] = targets.at(extras_begin_ + i, row_index);
+    return row;
   }
 
-  // Where each extra field of `row` goes.
-  std::array<uint8_t*, kMaxExtras> extras_at(const FieldTargets& targets, size_t row) const {
-    std::array<uint8_t*, kMaxExtras> extras{};
-    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = targets.at(extras_begin_ + i, row);
-    return extras;
-  }
-
-  std::array<uint8_t*, kMaxExtras> scratch_extras(Slot& slot) const {
-    std::array<uint8_t*, kMaxExtras> extras{};
-    uint8_t* cursor = slot.extras_scratch.data();
-    for (size_t i = 0; i < spec_.extras.size(); ++i) extras[i] = cursor, cursor += scratch_bytes(spec_.extras[i]);
-    return extras;
-  }
-
-  Action action_for(int32_t env_id) const {
-    Action action;
-    if (spec_.action.discrete) {
-      action.index = action_index_[env_id];
-    } else {
-      action.values = action_values_.data() + static_cast<size_t>(env_id) * action_size_;
-      action.size = static_cast<int64_t>(action_size_);
-    }
-    return action;
-  }
-
-  // NOTE [Env failures]. An env that throws writes a row all the same, so
-  // every row of its batch arrives and none is held back: observation (and
-  // final_observation, extras) zeroed, reward 0, truncated and done set, the
-  // episode's totals so far. The env is marked failed: its next step resets
-  // it instead (the action is ignored, as in next_step autoreset), or with
-  // autoreset disabled refuses until reset(). The message waits in the slot
-  // for the caller, who reads it once the row's block is complete.
-  template <class FieldAt>
-  void fail_row(Slot& slot, FieldAt&& field, uint8_t* const* extras, const std::string& what) {
-    std::memset(field(kObservation), 0, block_layout_.row_bytes(kObservation));
-    if (options_.autoreset == Autoreset::kSameStep)
-      std::memset(field(kFinalObservation), 0, block_layout_.row_bytes(kObservation));
-    for (size_t i = 0; i < spec_.extras.size(); ++i) std::memset(extras[i], 0, spec_.extras[i].row_bytes());
-    write_flags(field, 0.0f, false, true, slot.episode_return, slot.episode_length);
-    slot.failure = what;
-    slot.failed = true;
-    slot.started = true;
-    slot.episode_over = true;
+  EpisodeRules make_rules() const {
+    EpisodeRules rules{options_.autoreset,
+                       spec_.max_episode_steps,
+                       spec_.observation.dtype,
+                       block_layout_.row_bytes(kObservation),
+                       {}};
+    for (const FieldSpec& extra : spec_.extras) rules.extra_bytes.push_back(extra.row_bytes());
+    return rules;
   }
 
   const ExecutorOptions options_;
@@ -1078,23 +776,18 @@ class Executor final : public ExecutorBase {
   const size_t extras_begin_;
   const Layout block_layout_;
   const Layout reset_layout_;
+  const EpisodeRules rules_;
   ActionQueue queue_;
   ActionQueue caller_queue_;  // NOTE [The caller's own envs]
   OutputRing ring_;
-  SplitTail tail_;        // NOTE [Split tail]
-  int32_t substeps_ = 0;  // > 1 where sync steps hold back a split tail
+  SplitTail tail_;  // NOTE [Split tail]
   std::vector<std::unique_ptr<Slot>> slots_;
   // Caller-only bookkeeping: 1 while an env's result is not yet received.
   std::vector<uint8_t> in_flight_;
   std::vector<int64_t> all_ids_;
   std::vector<int32_t> push_ids_;
-  // Actions, one slot per env: written by the caller before the push that
-  // uses them, read by the worker after claiming the item.
-  std::vector<int64_t> action_index_;
-  std::vector<double> action_values_;
-  size_t action_size_ = 1;
-  size_t envs_per_target_item_ = 1;
-  bool caller_is_worker_ = false;            // see the constructor
+  ActionTable actions_;
+  Schedule plan_;                            // set once by the constructor
   std::atomic<bool> caller_waiting_{false};  // NOTE [Workers wait out the caller's items]
   std::atomic<int64_t> worker_sleeps_in_calls_{0};
 

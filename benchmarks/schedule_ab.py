@@ -1,0 +1,139 @@
+"""Do the three smallest-gain scheduling modes still pay? Interleaved A/B in one process.
+
+The modes (csrc/core/schedule.h, ScheduleOff): the caller's own queue, workers
+waiting out the caller's items, and the split tail. Each exists only where the
+caller is a worker, so every case is a sync pool of costly envs. For each mode
+and task, pool A runs the full plan and pool B the same plan with that mode
+switched off; both live in this process and alternate (A B, then B A, ...)
+for --rounds pairs of --seconds each, stepping with fixed random actions.
+The gain is A's steps/s over B's, the median of the pairs, with how many pairs
+A won.
+
+    python benchmarks/schedule_ab.py --rounds 12 --record
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+import torchpool
+from torchpool import bench
+
+HERE = Path(__file__).resolve().parent
+# ScheduleOff bits (csrc/core/schedule.h).
+MODES = {"caller's own queue": 1, "workers wait out the caller": 2, "split tail": 4}
+TASKS = ("HalfCheetah-v5", "Humanoid-v5", "Ant-v5", "Pong-v5")
+
+
+def steps_per_second(pool: torchpool.Pool, actions: list[torch.Tensor], seconds: float) -> float:
+    steps, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        for action in actions:
+            pool.step(action)
+        steps += len(actions)
+    return steps * pool.num_envs / elapsed
+
+
+def actions_for(pool: torchpool.Pool, count: int = 64) -> list[torch.Tensor]:
+    generator = torch.Generator().manual_seed(0)
+    spec = pool.action_spec
+    if hasattr(spec, "n"):
+        return [torch.randint(0, spec.n, (pool.num_envs,), generator=generator) for _ in range(count)]
+    low, high = spec.low, spec.high
+    return [low + (high - low) * torch.rand((pool.num_envs, *spec.shape), generator=generator, dtype=low.dtype)
+            for _ in range(count)]
+
+
+def measure(task: str, off: int, num_envs: int, threads: int, rounds: int, seconds: float) -> dict:
+    pools = [torchpool.make(task, num_envs=num_envs, num_threads=threads, seed=0, _schedule_off=bits)
+             for bits in (0, off)]
+    for pool in pools:
+        pool.reset()
+    actions = actions_for(pools[0])
+    for pool in pools:  # warm-up: caches, branch predictors, the first episodes
+        steps_per_second(pool, actions, seconds / 2)
+    full, without = [], []
+    for i in range(rounds):
+        order = (0, 1) if i % 2 == 0 else (1, 0)
+        rates = {which: steps_per_second(pools[which], actions, seconds) for which in order}
+        full.append(rates[0])
+        without.append(rates[1])
+    schedules = [pool.schedule for pool in pools]
+    for pool in pools:
+        pool.close()
+    gains = [a / b for a, b in zip(full, without)]
+    return {"task": task, "full_steps_s": statistics.median(full), "off_steps_s": statistics.median(without),
+            "gain": statistics.median(gains), "wins": sum(g > 1 for g in gains), "rounds": rounds,
+            "mode": schedules[0]["mode"], "applies": schedules[0] != schedules[1]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=12, help="A/B pairs per case (default 12)")
+    parser.add_argument("--seconds", type=float, default=0.5, help="seconds per measurement (default 0.5)")
+    parser.add_argument("--num-envs", type=int, default=8, help="envs per pool (default 8)")
+    parser.add_argument("--threads", type=int, default=torchpool.available_cpus(),
+                        help="num_threads of each pool (default: the usable CPUs)")
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), help="env ids (default: %(default)s)")
+    parser.add_argument("--record", action="store_true", help="write the RESULTS.md section and schedule_ab.png")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    results = []
+    for name, bits in MODES.items():
+        for task in args.tasks:
+            result = measure(task, bits, args.num_envs, args.threads, args.rounds, args.seconds)
+            result["switched_off"] = name
+            results.append(result)
+            print(f"{name:28s} {task:15s} full {result['full_steps_s']:9,.0f} steps/s  off "
+                  f"{result['off_steps_s']:9,.0f}  gain {result['gain']:.3f} ({result['wins']}/{args.rounds})"
+                  + ("" if result["applies"] else "  (the mode does not apply here)"), flush=True)
+    if args.record:
+        record(results, args)
+
+
+def record(results: list[dict], args: argparse.Namespace) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    info = bench.machine(())
+    lines = ["<!-- schedule-ab:begin -->", "## Scheduling modes of small gain (benchmarks/schedule_ab.py)", "",
+             f"Machine: {info['cpu']}, {info['cores']} cores, {info['ram']}; {info['os']}; {info['versions']}.",
+             f"Sync pools of {args.num_envs} envs, num_threads={args.threads}, random actions, one process: "
+             f"the full plan (A) and the plan with one mode switched off (B) alternate for {args.rounds} pairs "
+             f"of {args.seconds} s. Gain: median of A/B steps/s over the pairs; wins: pairs A was faster. "
+             "Frames/s are steps/s x the task's frame skip (MuJoCo 5, Atari 4).", "",
+             "| mode switched off | task | plan | A steps/s | B steps/s | gain A/B | A won |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for r in results:
+        gain = f"{r['gain']:.3f}" if r["applies"] else "n/a"
+        lines.append(f"| {r['switched_off']} | {r['task']} | {r['mode']} | {r['full_steps_s']:,.0f} | "
+                     f"{r['off_steps_s']:,.0f} | {gain} | {r['wins']}/{r['rounds']} |")
+    lines.append("<!-- schedule-ab:end -->")
+    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), "<!-- schedule-ab:begin -->",
+                        "<!-- schedule-ab:end -->")
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    width = 0.8 / len(MODES)
+    for i, name in enumerate(MODES):
+        rows = [r for r in results if r["switched_off"] == name]
+        xs = [args.tasks.index(r["task"]) + (i - (len(MODES) - 1) / 2) * width for r in rows]
+        ax.bar(xs, [(r["gain"] - 1) * 100 if r["applies"] else 0 for r in rows], width, label=name)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(args.tasks)), args.tasks)
+    ax.set_ylabel("steps/s gained by the mode (%)")
+    ax.set_title(f"Sync {args.num_envs} envs, {args.threads} threads: interleaved A/B, median of {args.rounds}")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(HERE / "schedule_ab.png", dpi=120)
+    print("wrote RESULTS.md and schedule_ab.png")
+
+
+if __name__ == "__main__":
+    main()
