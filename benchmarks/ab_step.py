@@ -6,7 +6,9 @@ Each DIR holds a ``torchpool`` package with its compiled ``_core`` (a copy of
 a checkout's ``torchpool/`` plus its extension). Rounds alternate A, B, A, …
 in fresh interpreters (``-S``, so an editable install cannot redirect the
 import), each timing the same calls: a sync ``step()`` of CartPole-v1 at 4
-and 8 envs, and an async ``recv()``/``send()`` pair at 8 envs / batch 4.
+and 8 envs, an async ``recv()``/``send()`` pair at 8 envs / batch 4, and a
+sync ``step()`` of 8 envs of HalfCheetah-v5 and of Pong-v5 with random
+actions (the costly envs' scheduling modes).
 Prints the median microseconds per call and the B/A ratio per case, with how
 many rounds B was faster.
 """
@@ -49,6 +51,24 @@ start = time.perf_counter()
 for _ in range(calls):
     pair()
 out["recv+send CartPole-v1 8/4"] = (time.perf_counter() - start) / calls * 1e6
+pool.close()
+for env_id, calls in (("HalfCheetah-v5", 3000), ("Pong-v5", 600)):
+    pool = torchpool.make(env_id, num_envs=8, seed=0)
+    pool.reset()
+    spec = pool.action_spec
+    g = torch.Generator().manual_seed(0)
+    if hasattr(spec, "n"):
+        actions = [torch.randint(0, spec.n, (8,), generator=g) for _ in range(64)]
+    else:
+        actions = [spec.low + (spec.high - spec.low) * torch.rand((8, *spec.shape), generator=g, dtype=spec.low.dtype)
+                   for _ in range(64)]
+    for i in range(calls // 5):
+        pool.step(actions[i % 64])
+    start = time.perf_counter()
+    for i in range(calls):
+        pool.step(actions[i % 64])
+    out[f"step {env_id} x8"] = (time.perf_counter() - start) / calls * 1e6
+    pool.close()
 print(json.dumps(out))
 """
 

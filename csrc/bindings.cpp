@@ -138,8 +138,6 @@ py::dict schedule_to_dict(const Schedule& plan) {
   d["caller_runs_items"] = plan.caller_runs_items;
   d["caller_spin_polls"] = plan.caller_spin_polls;
   d["caller_last_items_spin_us"] = plan.caller_last_items_spin_ns / 1e3;
-  d["worker_waits_caller_us"] = plan.worker_waits_caller_ns / 1e3;
-  d["caller_own_queue"] = plan.caller_own_queue;
   d["split_tail_substeps"] = plan.split_substeps;
   d["build_threads"] = plan.build_threads;
   d["step_cost_us"] = plan.step_cost_ns / 1e3;
@@ -368,7 +366,6 @@ PYBIND11_MODULE(_core, m) {
       .def("reset", &PoolCore::reset)
       .def("wakes_workers", [](PoolCore& c, size_t count) { return c.executor().wakes_workers(count); })
       .def("schedule", [](PoolCore& c) { return schedule_to_dict(c.executor().schedule()); })
-      .def("worker_sleeps_in_calls", [](PoolCore& c) { return c.executor().worker_sleeps_in_calls(); })
       .def("get_state", &PoolCore::get_state)
       .def("set_state", &PoolCore::set_state)
       .def("close", &PoolCore::close);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "env.h"
+#include "errors.h"
 #include "spec.h"
 
 namespace torchpool {
@@ -43,15 +44,34 @@ inline constexpr size_t kMaxExtras = 16;
 
 // Where one env's row goes: each fixed field (final_observation only with
 // same_step autoreset) and each of the family's extras.
+// Only the fields the pool has are set (no zeroing: this is built per env step).
 struct Row {
-  std::array<uint8_t*, kFinalObservation + 1> field{};
-  std::array<uint8_t*, kMaxExtras> extras{};
+  std::array<uint8_t*, kFinalObservation + 1> field;
+  std::array<uint8_t*, kMaxExtras> extras;
 
   template <class T>
   T& at(Field index) const {
     return *reinterpret_cast<T*>(field[index]);
   }
 };
+
+// The columns of a step's output: the fixed fields, in Field order, then the family's extras.
+inline std::vector<FieldSpec> output_fields(const EnvSpec& spec, Autoreset autoreset) {
+  const ObservationSpec& obs = spec.observation;
+  std::vector<FieldSpec> fields = {
+      {"observation", obs.dtype, obs.shape},
+      {"reward", Dtype::Float32, {}},
+      {"terminated", Dtype::Bool, {}},
+      {"truncated", Dtype::Bool, {}},
+      {"done", Dtype::Bool, {}},
+      {"env_id", Dtype::Int64, {}},
+      {"episode_return", Dtype::Float32, {}},
+      {"episode_length", Dtype::Int64, {}},
+  };
+  if (autoreset == Autoreset::kSameStep) fields.push_back({"final_observation", obs.dtype, obs.shape});
+  for (const FieldSpec& extra : spec.extras) fields.push_back(extra);
+  return fields;
+}
 
 // What every env of a pool follows; built once.
 struct EpisodeRules {
@@ -60,6 +80,13 @@ struct EpisodeRules {
   Dtype observation_dtype = Dtype::Float32;
   size_t observation_bytes = 0;
   std::vector<size_t> extra_bytes;  // row bytes of each extra
+
+  static EpisodeRules of(const EnvSpec& spec, Autoreset autoreset) {
+    const FieldSpec observation{"observation", spec.observation.dtype, spec.observation.shape};
+    EpisodeRules rules{autoreset, spec.max_episode_steps, spec.observation.dtype, observation.row_bytes(), {}};
+    for (const FieldSpec& extra : spec.extras) rules.extra_bytes.push_back(extra.row_bytes());
+    return rules;
+  }
 
   // Each extra gets an 8-byte-aligned place in a slot's scratch row, so any
   // dtype may follow any other (a bool then a float64).
@@ -88,7 +115,11 @@ struct EnvSlot {
   EnvSlot(const typename Env::Model& model, uint64_t seed, const EpisodeRules& rules)
       : env(model), rng(seed), extras_scratch(rules.scratch_bytes()) {}
 
-  // Why env `id` may not step now, or "" when it may.
+  bool may_step(Autoreset autoreset) const {
+    return started && !(autoreset == Autoreset::kDisabled && (failed || episode_over));
+  }
+
+  // Why env `id` may not step now (when !may_step()).
   std::string refuses_step(int64_t id, Autoreset autoreset) const {
     const std::string env_name = "env " + std::to_string(id);
     if (!started) return env_name + " was never reset; call reset() before stepping";
@@ -148,6 +179,31 @@ struct EnvSlot {
     return true;
   }
 
+  // State injection (parity tests): a family declares either a fixed
+  // `static constexpr int kStateSize` or, when the size depends on its Model
+  // (MuJoCo: nq + nv of the loaded XML), a `size_t state_size() const`.
+  static constexpr bool kHasState = requires { Env::kStateSize; } || requires(const Env& e) { e.state_size(); };
+
+  std::vector<double> state() const {
+    if constexpr (kHasState) {
+      std::vector<double> values(state_size());
+      env.get_state(values.data());
+      return values;
+    } else {
+      throw InputError("this env family does not support state injection");
+    }
+  }
+
+  void set_state(const std::vector<double>& values) {
+    if constexpr (kHasState) {
+      if (values.size() != state_size())
+        throw InputError("state must have " + std::to_string(state_size()) + " values");
+      env.set_state(values.data());
+    } else {
+      throw InputError("this env family does not support state injection");
+    }
+  }
+
   // NOTE [Env failures]. An env that throws writes a row all the same, so
   // every row of its batch arrives and none is held back: observation (and
   // final_observation, extras) zeroed, reward 0, truncated and done set, the
@@ -174,6 +230,13 @@ struct EnvSlot {
     row.at<bool>(kDone) = terminated || truncated;
     row.at<float>(kEpisodeReturn) = static_cast<float>(episode_return);
     row.at<int64_t>(kEpisodeLength) = episode_length;
+  }
+
+  size_t state_size() const {
+    if constexpr (requires { Env::kStateSize; })
+      return static_cast<size_t>(Env::kStateSize);
+    else
+      return env.state_size();
   }
 
   std::array<uint8_t*, kMaxExtras> scratch_extras(const EpisodeRules& rules) {

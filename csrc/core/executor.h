@@ -5,6 +5,8 @@
 // itself while it waits in step/recv/reset) claim items, step or reset each
 // env in the item, and write every output field straight into a row of an
 // output block. The caller then hands the block to Python as tensors.
+// Which threads do what is not decided here: the constructor asks
+// plan_schedule() (schedule.h) once and the rest follows its Schedule.
 //
 // Guarantees (docs/design.md, "The rules the core keeps"):
 // - an env is in at most one item at a time (the caller refuses a second
@@ -23,14 +25,12 @@
 #pragma once
 
 #include <array>
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <stdexcept>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -46,72 +46,12 @@
 #include "env.h"
 #include "episode.h"
 #include "errors.h"
+#include "executor_api.h"
 #include "output_ring.h"
 #include "schedule.h"
 #include "split_tail.h"
 
 namespace torchpool {
-
-struct ExecutorOptions {
-  size_t num_envs = 1;
-  size_t batch_size = 1;
-  size_t num_blocks = 3;
-  size_t num_threads = 1;
-  int64_t thread_affinity_offset = -1;  // < 0: no pinning
-  uint64_t seed = 0;
-  Autoreset autoreset = Autoreset::kSameStep;
-  Dtype obs_dtype = Dtype::Float32;
-  int64_t max_episode_steps = -1;  // < 0: the family's default; 0: none
-  SpinPolicy spin;
-  uint32_t schedule_off = 0;  // ScheduleOff bits: modes switched off (benchmarks/schedule_ab.py)
-};
-
-// What the bindings see; the family type is erased here.
-class ExecutorBase {
- public:
-  virtual ~ExecutorBase() = default;
-  virtual const EnvSpec& spec() const = 0;
-  virtual const ExecutorOptions& options() const = 0;
-  virtual const Layout& block_layout() const = 0;
-  virtual const Layout& reset_layout() const = 0;
-  virtual void set_block(size_t block, uint8_t* base) = 0;
-  // Sync pools only: field i of env r's row at address[i] + r * row_stride[i].
-  virtual void set_block_targets(size_t block, const FieldTargets& targets) = 0;
-  virtual void set_reset_buffer(uint8_t* base) = 0;
-  // ids == nullptr means every env, in order. Each call either throws
-  // InputError before anything is queued or queues all `count` rows.
-  virtual void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) = 0;
-  virtual void async_reset(const int64_t* ids, size_t count) = 0;
-  // Sync step: send() to every env (every env idle), copy the accepted actions
-  // to `record` if not null, and wait; returns the block that holds the batch.
-  virtual size_t step(const void* actions, Dtype dtype, void* record, const InterruptCheck& check) = 0;
-  // Waits for the next batch_size rows in flight; returns their block.
-  virtual size_t recv(const InterruptCheck& check) = 0;
-  virtual void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) = 0;
-  // Python calls this when KeyboardInterrupt surfaced right after recv()
-  // returned, before the batch reached the user: the batch becomes the next
-  // recv()'s again. Only right after a recv(); false (nothing done) otherwise.
-  virtual bool undo_recv() = 0;
-  virtual uint64_t rows_sent() const = 0;
-  virtual uint64_t rows_received() const = 0;
-  // The ring block the next batch received lands in.
-  virtual size_t next_block() const = 0;
-  // In a child of fork(): the workers exist only in the parent, so they are
-  // neither stopped nor joined; their handles are leaked.
-  virtual void forget_threads() = 0;
-  // Whether a push of `count` envs wakes the workers, so the envs step while
-  // the caller does something else; if not, the caller steps them in step()/recv().
-  virtual bool wakes_workers(size_t count) const = 0;
-  // The plan the executor runs (schedule.h).
-  virtual const Schedule& schedule() const = 0;
-  // How many times a worker fell asleep (waited in the kernel for work) while
-  // the caller was inside step()/recv(): the sleeps NOTE [Workers wait out
-  // the caller's items] is about. Each costs the next push a wake-up.
-  virtual int64_t worker_sleeps_in_calls() const = 0;
-  virtual std::vector<double> get_state(size_t env_id) const = 0;
-  virtual void set_state(size_t env_id, const std::vector<double>& state) = 0;
-  virtual void close() = 0;
-};
 
 template <class Env>
 class Executor final : public ExecutorBase {
@@ -124,11 +64,10 @@ class Executor final : public ExecutorBase {
         model_(config),
         spec_(make_spec(model_, options)),
         extras_begin_(options.autoreset == Autoreset::kSameStep ? kFinalObservation + 1 : kFinalObservation),
-        block_layout_(fields(), options.batch_size),
-        reset_layout_(fields(), options.num_envs),
-        rules_(make_rules()),
+        block_layout_(output_fields(spec_, options.autoreset), options.batch_size),
+        reset_layout_(output_fields(spec_, options.autoreset), options.num_envs),
+        rules_(EpisodeRules::of(spec_, options.autoreset)),
         queue_(options.num_envs),
-        caller_queue_(options.num_envs),
         ring_(options.num_blocks, options.batch_size),
         tail_(2 * options.num_threads),
         in_flight_(options.num_envs, 0),
@@ -155,8 +94,6 @@ class Executor final : public ExecutorBase {
   }
 
   ~Executor() override { close(); }
-
-  int64_t worker_sleeps_in_calls() const override { return worker_sleeps_in_calls_.load(std::memory_order_relaxed); }
 
   const EnvSpec& spec() const override { return spec_; }
   const ExecutorOptions& options() const override { return options_; }
@@ -256,31 +193,15 @@ class Executor final : public ExecutorBase {
     workers_.clear();
   }
 
-  // State injection (parity tests): a family declares either a fixed
-  // `static constexpr int kStateSize` or, when the size depends on its Model
-  // (MuJoCo: nq + nv of the loaded XML), a `size_t state_size() const`.
+  // State injection (parity tests), for families that support it (EnvSlot::state).
   std::vector<double> get_state(size_t env_id) const override {
-    if constexpr (kHasState) {
-      check_state_access(env_id);
-      const Env& env = slots_[env_id]->env;
-      std::vector<double> state(state_size(env));
-      env.get_state(state.data());
-      return state;
-    } else {
-      throw InputError("this env family does not support state injection");
-    }
+    check_state_access(env_id);
+    return slots_[env_id]->state();
   }
 
   void set_state(size_t env_id, const std::vector<double>& state) override {
-    if constexpr (kHasState) {
-      check_state_access(env_id);
-      Env& env = slots_[env_id]->env;
-      if (state.size() != state_size(env))
-        throw InputError("state must have " + std::to_string(state_size(env)) + " values");
-      env.set_state(state.data());
-    } else {
-      throw InputError("this env family does not support state injection");
-    }
+    check_state_access(env_id);
+    slots_[env_id]->set_state(state);
   }
 
   void close() override {
@@ -295,13 +216,6 @@ class Executor final : public ExecutorBase {
     env.advance(action);
     env.substeps();
   };
-  static constexpr bool kHasState = requires { Env::kStateSize; } || requires(const Env& env) { env.state_size(); };
-  static size_t state_size(const Env& env) {
-    if constexpr (requires { Env::kStateSize; })
-      return static_cast<size_t>(Env::kStateSize);
-    else
-      return env.state_size();
-  }
 
   // Costly envs can be costly to build too, so they are built on the plan's
   // build_threads at once; the first construction error is rethrown here.
@@ -334,23 +248,6 @@ class Executor final : public ExecutorBase {
     return spec;
   }
 
-  std::vector<FieldSpec> fields() const {
-    const ObservationSpec& obs = spec_.observation;
-    std::vector<FieldSpec> fields = {
-        {"observation", obs.dtype, obs.shape},
-        {"reward", Dtype::Float32, {}},
-        {"terminated", Dtype::Bool, {}},
-        {"truncated", Dtype::Bool, {}},
-        {"done", Dtype::Bool, {}},
-        {"env_id", Dtype::Int64, {}},
-        {"episode_return", Dtype::Float32, {}},
-        {"episode_length", Dtype::Int64, {}},
-    };
-    if (options_.autoreset == Autoreset::kSameStep) fields.push_back({"final_observation", obs.dtype, obs.shape});
-    for (const FieldSpec& extra : spec_.extras) fields.push_back(extra);
-    return fields;
-  }
-
   // ---- caller side -------------------------------------------------------
 
   void check_ids(const int64_t* ids, size_t count, bool for_step) {
@@ -372,7 +269,8 @@ class Executor final : public ExecutorBase {
     }
     for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
     for (size_t i = 0; i < count && problem.empty() && for_step; ++i)
-      problem = slots_[ids[i]]->refuses_step(ids[i], options_.autoreset);
+      if (!slots_[ids[i]]->may_step(options_.autoreset))
+        problem = slots_[ids[i]]->refuses_step(ids[i], options_.autoreset);
     if (!problem.empty()) throw InputError(problem);
   }
 
@@ -383,23 +281,13 @@ class Executor final : public ExecutorBase {
       push_ids_[i] = static_cast<int32_t>(ids[i]);
       in_flight_[ids[i]] = 1;
     }
-    // NOTE [The caller's own envs]. In a sync step where the caller is a
-    // worker, the first count / num_threads envs go to the caller's own queue,
-    // so each env steps on the same core call after call and its state stays
-    // in that core's cache; workers take the shared queue and then steal from
-    // the caller's, so a late caller (or one away while send() steps in the
-    // background) loses no balance.
     const auto chunk = static_cast<uint32_t>(plan_.envs_per_item(count));
     const bool whole_sync_step = op == Op::kStep && count == options_.num_envs && plan_.caller_is_worker() &&
                                  options_.batch_size == options_.num_envs;
     const size_t held = whole_sync_step ? split_tail_size(count) : 0;
     const size_t queued = count - held;
     if (held > 0) tail_.arm(push_ids_.data() + queued, held, plan_.split_substeps, options_.num_threads);
-    const size_t own = whole_sync_step && plan_.caller_own_queue ? queued / plan_.num_threads : 0;
-    if (own > 0) caller_queue_.push(op, push_ids_.data(), static_cast<uint32_t>(own), chunk, position, /*wake=*/false);
-    if (own < queued)
-      queue_.push(op, push_ids_.data() + own, static_cast<uint32_t>(queued - own), chunk,
-                  position + static_cast<uint32_t>(own), wakes_workers(queued - own));
+    queue_.push(op, push_ids_.data(), static_cast<uint32_t>(queued), chunk, position, wakes_workers(queued));
   }
 
   // How many of a sync step's envs (the last ones) go to the split tail
@@ -456,36 +344,19 @@ class Executor final : public ExecutorBase {
     publish(block, 1, 1);
   }
 
-  // Acquires one item's unit for a worker (shared queue first) or the caller
-  // (its own first): the queue to claim() it from, or nullptr when both are empty.
-  ActionQueue* try_acquire_item(bool caller) {
-    ActionQueue* first = caller ? &caller_queue_ : &queue_;
-    ActionQueue* second = caller ? &queue_ : &caller_queue_;
-    if (first->available().try_acquire()) return first;
-    if (second->available().try_acquire()) return second;
-    return nullptr;
-  }
-
   bool wakes_workers(size_t count) const override { return plan_.wakes_workers(count); }
   const Schedule& schedule() const override { return plan_; }
 
   // The caller runs queued items itself while it waits where the plan says so:
   // cheap envs (no worker is woken at all) and pools where it replaces a worker.
   void wait_until(FillCounter& counter, int32_t target, const InterruptCheck& check) {
-    // Released on every exit, exceptions (Ctrl-C) included.
-    struct Waiting {
-      std::atomic<bool>& flag;
-      explicit Waiting(std::atomic<bool>& f) : flag(f) { flag.store(true, std::memory_order_relaxed); }
-      ~Waiting() { flag.store(false, std::memory_order_relaxed); }
-    } waiting(caller_waiting_);
     const bool caller_runs_items = plan_.caller_runs_items;
     const int32_t spin_polls = plan_.caller_spin_polls;
     int32_t polls = 0;
     bool spun_for_last_items = false;
     while (!counter.reached(target)) {
-      ActionQueue* from = caller_runs_items ? try_acquire_item(/*caller=*/true) : nullptr;
-      if (from != nullptr) {
-        run(from->claim(), *from);
+      if (caller_runs_items && queue_.available().try_acquire()) {
+        run(queue_.claim(), queue_);
         polls = 0;
         continue;
       }
@@ -644,57 +515,24 @@ class Executor final : public ExecutorBase {
 #endif
   }
 
-  // Spins polling both queues (stealing the caller's envs once the shared
-  // queue is empty, NOTE [The caller's own envs]), then sleeps on the shared
-  // one. close() wakes sleepers with units that carry no item: check stopping
-  // before claiming.
+  // Spins polling the queue (and the split tail), then sleeps on it. close()
+  // wakes sleepers with units that carry no item: check stopping before claiming.
   void work(int32_t self) {
     auto stopping = [this] { return stopping_.load(std::memory_order_relaxed); };
     const SpinPolicy no_spin{0};
     while (true) {
-      ActionQueue* from = nullptr;
+      bool acquired = false;
       for (int32_t i = 0; i < options_.spin.polls; ++i) {
-        if ((from = try_acquire_item(/*caller=*/false)) != nullptr) break;
+        if ((acquired = queue_.available().try_acquire())) break;
         if (run_tail_piece(self))
           i = 0;
         else
           TORCHPOOL_PAUSE();
       }
-      // Spin again for the caller's next call, or for an item queued meanwhile.
-      if (from == nullptr && plan_.worker_waits_caller_ns > 0 && waited_out_caller()) continue;
-      if (from == nullptr) {
-        if (caller_waiting_.load(std::memory_order_relaxed))
-          worker_sleeps_in_calls_.fetch_add(1, std::memory_order_relaxed);
-        if (!queue_.available().acquire(no_spin, stopping)) return;
-        from = &queue_;
-      }
+      if (!acquired && !queue_.available().acquire(no_spin, stopping)) return;
       if (stopping()) return;
-      run(from->claim(), *from);
+      run(queue_.claim(), queue_);
     }
-  }
-
-  // NOTE [Workers wait out the caller's items]. In a pool where the caller
-  // is a worker, a worker that runs out of items while the caller is still
-  // inside step()/recv() waits for the caller's own items to end; the spin
-  // above (~30 us) is shorter than one of them (Humanoid-v5: ~200 us), so it
-  // would fall asleep and the caller's next call would pay a wake-up. Its
-  // core has nothing else to run meanwhile: the caller is in the pool, not in
-  // user code. Bounded, so a stuck env still lets it sleep.
-  // True once the caller has left or an item is queued; false when the
-  // caller was not in the pool, or on the bound or close().
-  bool waited_out_caller() {
-    if (!caller_waiting_.load(std::memory_order_relaxed)) return false;
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(plan_.worker_waits_caller_ns));
-    while (caller_waiting_.load(std::memory_order_relaxed)) {
-      for (int i = 0; i < 16; ++i) {
-        if (queue_.available().has_units() || caller_queue_.available().has_units()) return true;
-        if (tail_has_work()) return true;
-        TORCHPOOL_PAUSE();
-      }
-      if (stopping_.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() > deadline) return false;
-    }
-    return true;
   }
 
   // `may_discard`: false for the last piece of a split-tail env, whose other
@@ -760,16 +598,6 @@ class Executor final : public ExecutorBase {
     return row;
   }
 
-  EpisodeRules make_rules() const {
-    EpisodeRules rules{options_.autoreset,
-                       spec_.max_episode_steps,
-                       spec_.observation.dtype,
-                       block_layout_.row_bytes(kObservation),
-                       {}};
-    for (const FieldSpec& extra : spec_.extras) rules.extra_bytes.push_back(extra.row_bytes());
-    return rules;
-  }
-
   const ExecutorOptions options_;
   const Model model_;
   const EnvSpec spec_;
@@ -778,7 +606,6 @@ class Executor final : public ExecutorBase {
   const Layout reset_layout_;
   const EpisodeRules rules_;
   ActionQueue queue_;
-  ActionQueue caller_queue_;  // NOTE [The caller's own envs]
   OutputRing ring_;
   SplitTail tail_;  // NOTE [Split tail]
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -787,9 +614,7 @@ class Executor final : public ExecutorBase {
   std::vector<int64_t> all_ids_;
   std::vector<int32_t> push_ids_;
   ActionTable actions_;
-  Schedule plan_;                            // set once by the constructor
-  std::atomic<bool> caller_waiting_{false};  // NOTE [Workers wait out the caller's items]
-  std::atomic<int64_t> worker_sleeps_in_calls_{0};
+  Schedule plan_;  // set once by the constructor
 
   FieldTargets reset_targets_;
   int32_t reset_target_ = 0;

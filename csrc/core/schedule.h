@@ -29,10 +29,8 @@ inline constexpr double kCallerLongestStepNs = 10e6;
 // worker: it would otherwise spend its wait falling asleep and being woken.
 inline constexpr double kShortBatchNs = 150e3;
 // The caller, out of items, spins for the others' last steps this many step
-// costs before it sleeps; a worker waits out the caller's items for twice as
-// long (one of them must fit). Both capped, so a stuck env still lets them sleep.
+// costs before it sleeps; capped, so a stuck env still lets it sleep.
 inline constexpr double kCallerLastItemsSpinSteps = 2.0;
-inline constexpr double kWorkerWaitsCallerSteps = 4.0;
 inline constexpr double kLongestSpinNs = 5e6;
 // How often a sleeping caller wakes to poll for Ctrl-C.
 inline constexpr int64_t kCallerSleepSliceUs = 20000;
@@ -61,11 +59,10 @@ inline const char* mode_name(ScheduleMode mode) {
   return "unknown";
 }
 
-// Switches for the modes of smallest gain, so a benchmark can A/B them in one process.
+// Switches for modes of small gain, so a benchmark can A/B them in one
+// process (benchmarks/schedule_ab.py).
 enum ScheduleOff : uint32_t {
-  kOffCallerOwnQueue = 1,     // NOTE [The caller's own envs]
-  kOffWorkersWaitCaller = 2,  // NOTE [Workers wait out the caller's items]
-  kOffSplitTail = 4,          // NOTE [Split tail]
+  kOffSplitTail = 4,  // NOTE [Split tail]
 };
 
 struct ScheduleInput {
@@ -89,8 +86,6 @@ struct Schedule {
   int32_t caller_spin_polls = 0;  // polls before the caller sleeps
   // Caller as a worker only; 0 means none.
   double caller_last_items_spin_ns = 0.0;  // NOTE [The caller waits out the last items]
-  double worker_waits_caller_ns = 0.0;     // NOTE [Workers wait out the caller's items]
-  bool caller_own_queue = false;           // sync steps: NOTE [The caller's own envs]
   int32_t split_substeps = 0;              // > 1: sync steps hold back a split tail (NOTE [Split tail])
   size_t build_threads = 1;                // threads that construct the envs
 
@@ -148,13 +143,9 @@ inline Schedule plan_schedule(const ScheduleInput& in) {
   // A caller that only waits sleeps at once: spinning, it would be one more
   // runnable thread on the cores the workers need.
   plan.caller_spin_polls = plan.caller_runs_items ? in.spin_polls : 0;
-  plan.caller_own_queue = plan.caller_is_worker() && sync && !(in.off & kOffCallerOwnQueue);
   if (plan.mode == ScheduleMode::kCallerAsWorker) {  // with caller_only nobody else runs items
     plan.caller_last_items_spin_ns =
         std::min(schedule::kCallerLastItemsSpinSteps * in.step_cost_ns, schedule::kLongestSpinNs);
-    if (!(in.off & kOffWorkersWaitCaller))
-      plan.worker_waits_caller_ns =
-          std::min(schedule::kWorkerWaitsCallerSteps * in.step_cost_ns, schedule::kLongestSpinNs);
     if (sync && threads >= 2 && in.substeps >= 2 && !(in.off & kOffSplitTail)) plan.split_substeps = in.substeps;
   }
   // Costly envs can be costly to build (an ALE instance precomputes tables).

@@ -65,10 +65,9 @@ class SplitTail {
 
   // Thread `self`: holds the free entry with the most substeps left, counting
   // one more for its own (home) entries. The bias keeps each env on one core
-  // (its state in that core's cache, call after call, as NOTE [The caller's
-  // own envs] in executor.h) until another thread's env is 2 substeps behind.
-  // Without it the threads swapped envs at every substep: HalfCheetah-v5, 8
-  // envs on 2 cores, lost up to 8% against whole steps when the VM was busy.
+  // (its state in that core's cache, call after call) until another thread's
+  // env is 2 substeps behind; without it the threads swapped envs at every
+  // substep and lost against whole steps (docs/performance.md).
   Piece take(int32_t self) {
     const int32_t count = armed_count_.load(std::memory_order_acquire);
     while (true) {

@@ -29,8 +29,7 @@ void cheap_envs_run_in_chunks_on_the_caller() {
     CHECK(p.envs_per_item(envs) == (envs == 8 ? 8 : 128), "CartPole x%zu: %zu envs per item", envs,
           p.envs_per_item(envs));
     CHECK(p.wakes_workers(envs) == (envs == 256), "CartPole x%zu: wakes=%d", envs, p.wakes_workers(envs));
-    CHECK(p.caller_last_items_spin_ns == 0 && p.worker_waits_caller_ns == 0 && !p.caller_own_queue &&
-              p.split_substeps == 0 && p.build_threads == 1,
+    CHECK(p.caller_last_items_spin_ns == 0 && p.split_substeps == 0 && p.build_threads == 1,
           "CartPole: none of the caller-as-worker machinery");
   }
 }
@@ -39,7 +38,7 @@ void a_sync_pool_of_one_thread_has_no_worker() {
   const Schedule p = plan(kPongNs, 4, 4, 1);
   CHECK(p.mode == ScheduleMode::kCallerOnly, "Pong 4 / 4, 1 thread: mode %s", mode_name(p.mode));
   CHECK(p.worker_threads == 0, "Pong, 1 thread: %zu workers", p.worker_threads);
-  CHECK(p.caller_own_queue, "the caller's own queue takes every env");
+  CHECK(p.caller_runs_items && p.caller_last_items_spin_ns == 0, "nobody else runs items: no spin for them");
 }
 
 void sync_pools_of_costly_envs_make_the_caller_a_worker() {
@@ -48,7 +47,6 @@ void sync_pools_of_costly_envs_make_the_caller_a_worker() {
   CHECK(pong.worker_threads == 1 && pong.envs_per_item(8) == 1 && pong.wakes_workers(1), "Pong 8 / 8: 1 worker");
   CHECK(pong.caller_last_items_spin_ns == 860e3, "Pong: the caller spins 2 steps, got %g ns",
         pong.caller_last_items_spin_ns);
-  CHECK(pong.worker_waits_caller_ns == 1720e3, "Pong: a worker waits 4 steps, got %g ns", pong.worker_waits_caller_ns);
   CHECK(pong.split_substeps == 0 && pong.split_tail_size(8) == 0, "ALE cannot split a step");
   CHECK(pong.build_threads == 2, "costly envs are built on 2 threads");
 
@@ -57,7 +55,7 @@ void sync_pools_of_costly_envs_make_the_caller_a_worker() {
   CHECK(cheetah.split_tail_size(8) == 4, "2 envs per thread in the tail, got %zu", cheetah.split_tail_size(8));
   CHECK(cheetah.split_tail_size(3) == 0, "fewer envs than 2 per thread: no tail");
   const Schedule slow = plan(3e6, 8, 8, 2, 5);  // 3 ms steps: 6 and 12 ms, capped
-  CHECK(slow.caller_last_items_spin_ns == 5e6 && slow.worker_waits_caller_ns == 5e6, "spins are capped at 5 ms");
+  CHECK(slow.caller_last_items_spin_ns == 5e6, "the spin is capped at 5 ms");
 }
 
 void async_pools_keep_every_worker_unless_the_batch_is_short() {
@@ -66,7 +64,7 @@ void async_pools_keep_every_worker_unless_the_batch_is_short() {
   CHECK(!pong.caller_runs_items && pong.caller_spin_polls == 0, "a caller that only waits sleeps at once");
   const Schedule cheetah = plan(kHalfCheetahNs, 8, 4, 2, 5);  // 4 x 16 / 2 = 32 us
   CHECK(cheetah.mode == ScheduleMode::kCallerAsWorker, "HalfCheetah 8 / 4: mode %s", mode_name(cheetah.mode));
-  CHECK(!cheetah.caller_own_queue && cheetah.split_substeps == 0, "async: no own queue, no split tail");
+  CHECK(cheetah.split_substeps == 0, "async: no split tail");
   const Schedule one = plan(kHalfCheetahNs, 8, 4, 1);
   CHECK(one.mode == ScheduleMode::kWorkers && one.worker_threads == 1, "async, 1 thread: the worker stays");
 }
@@ -76,13 +74,10 @@ void steps_too_long_for_ctrl_c_stay_off_the_caller() {
   CHECK(p.mode == ScheduleMode::kWorkers && p.worker_threads == 2, "20 ms steps: mode %s", mode_name(p.mode));
 }
 
-void switched_off_modes_leave_the_rest() {
-  const Schedule p = plan(kHalfCheetahNs, 8, 8, 2, 5, kOffCallerOwnQueue | kOffSplitTail);
-  CHECK(p.mode == ScheduleMode::kCallerAsWorker && !p.caller_own_queue && p.split_substeps == 0 &&
-            p.worker_waits_caller_ns > 0,
-        "own queue and split tail off, waiting out the caller on");
-  const Schedule q = plan(kHalfCheetahNs, 8, 8, 2, 5, kOffWorkersWaitCaller);
-  CHECK(q.worker_waits_caller_ns == 0 && q.caller_own_queue && q.split_substeps == 5, "only the wait off");
+void a_switched_off_split_tail_leaves_the_rest() {
+  const Schedule on = plan(kHalfCheetahNs, 8, 8, 2, 5), off = plan(kHalfCheetahNs, 8, 8, 2, 5, kOffSplitTail);
+  CHECK(off.mode == on.mode && off.caller_last_items_spin_ns == on.caller_last_items_spin_ns && off.split_substeps == 0,
+        "split tail off, the rest as planned");
 }
 
 }  // namespace
@@ -93,7 +88,7 @@ int main() {
   sync_pools_of_costly_envs_make_the_caller_a_worker();
   async_pools_keep_every_worker_unless_the_batch_is_short();
   steps_too_long_for_ctrl_c_stay_off_the_caller();
-  switched_off_modes_leave_the_rest();
+  a_switched_off_split_tail_leaves_the_rest();
   std::puts("schedule_test: ok");
   return 0;
 }
