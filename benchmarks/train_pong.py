@@ -25,7 +25,8 @@ HERE = Path(__file__).resolve().parent
 RUNS = HERE / "train_runs" / "pong"
 TARGET = 18.0
 LABELS = {"tuned": "torchpool CPU recipe (42x42, compact CNN)",
-          "cleanrl": "CleanRL ppo_atari_envpool settings (84x84, Nature CNN)"}
+          "cleanrl": "CleanRL ppo_atari_envpool settings (84x84, Nature CNN)",
+          "bf16": "the CPU recipe with the CNN's trunk in bfloat16 (--recipe bf16)"}
 # Runs of earlier or candidate settings kept under RUNS for the record; their JSON holds the exact args.
 HISTORY = {"tuned-v1": "the first CPU recipe (as tuned, but the learning rate annealed to 0 over 4M frames and "
                        "2 torch threads while collecting); the first run of tutorials/02_pong.ipynb",
@@ -95,7 +96,7 @@ def plot(runs: list[dict], path: Path) -> None:
     fig = Figure(figsize=(11, 4))
     by_time, by_frames = fig.subplots(1, 2, sharey=True)
     colours = {"tuned": "tab:blue", "cleanrl": "tab:orange", "tuned-v1": "tab:gray", "adaptive": "tab:green",
-               "capped": "tab:purple"}
+               "capped": "tab:purple", "bf16": "tab:red"}
     for r in runs:
         if not r["curve"]:
             continue

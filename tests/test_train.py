@@ -78,6 +78,30 @@ def test_cnn_agents_agree_across_memory_formats(network, shape, channels_last):
                                rtol=1e-4, atol=1e-5)
 
 
+def test_a_bf16_cnn_agrees_with_float32_to_bf16_precision_and_hands_out_float32():
+    import torch
+
+    from torchpool.train.ppo import CnnAgent
+
+    torch.manual_seed(0)
+    reference = CnnAgent((4, 42, 42), 6, "compact", channels_last=True)
+    agent = CnnAgent((4, 42, 42), 6, "compact", channels_last=True, bf16=True)
+    agent.load_state_dict(reference.state_dict())
+    frames = torch.randint(0, 256, (5, 4, 42, 42), dtype=torch.uint8)
+    distribution, value = agent.evaluate(frames)
+    assert value.dtype == torch.float32 and distribution.logits.dtype == torch.float32
+    assert all(p.dtype == torch.float32 for p in agent.parameters()), "autocast leaves the weights float32"
+    torch.testing.assert_close(value, reference.value(frames), rtol=0.05, atol=0.05)
+    value.sum().backward()
+    assert all(p.grad is None or p.grad.dtype == torch.float32 for p in agent.parameters())
+
+
+def test_the_bf16_variant_is_the_cpu_recipe_in_bfloat16():
+    from torchpool.train.ppo import recipe
+
+    assert recipe("Pong-v5", "bf16") == {**recipe("Pong-v5"), "bf16": True}
+
+
 def test_the_cleanrl_variant_is_the_nature_cnn_on_84x84_frames():
     from torchpool.train.ppo import recipe
 
@@ -85,7 +109,7 @@ def test_the_cleanrl_variant_is_the_nature_cnn_on_84x84_frames():
     assert cleanrl["network"] == "nature" and (cleanrl["num_envs"], cleanrl["num_steps"]) == (8, 128)
     assert cleanrl["update_epochs"] == 4 and "img_height" not in cleanrl["make_kwargs"]
     assert recipe("Pong-v5")["make_kwargs"]["img_height"] == 42
-    with pytest.raises(ValueError, match="unknown recipe 'fast'; known: \\['cleanrl'\\]"):
+    with pytest.raises(ValueError, match="unknown recipe 'fast'; known: \\['bf16', 'cleanrl'\\]"):
         recipe("Pong-v5", "fast")
     with pytest.raises(ValueError, match="recipe 'cleanrl' has no settings for 'CartPole-v1'"):
         recipe("CartPole-v1", "cleanrl")
