@@ -23,13 +23,15 @@ IMPORT = """
 import json, time
 start = time.perf_counter(); import torch; torch_s = time.perf_counter() - start
 start = time.perf_counter(); import torchpool; torchpool_s = time.perf_counter() - start
-print(json.dumps({"torch": torch_s, "torchpool": torchpool_s}))
+start = time.perf_counter(); import tensordict; tensordict_s = time.perf_counter() - start
+print(json.dumps({"torch": torch_s, "torchpool": torchpool_s, "tensordict": tensordict_s}))
 """
 
-# The module is imported before the clock starts: only make + the first reset are timed.
+# The modules are imported before the clock starts (tensordict too, which the first pool would
+# import): only make + the first reset are timed.
 MAKE = {
     "torchpool": """
-import json, sys, time, torchpool
+import json, sys, time, torchpool, tensordict
 n = int(sys.argv[1]); start = time.perf_counter()
 pool = torchpool.make("Pong-v5", num_envs=n, seed=0); pool.reset()
 print(json.dumps({"seconds": time.perf_counter() - start}))
@@ -57,7 +59,9 @@ def main() -> None:
     imports = [child(IMPORT) for _ in range(args.rounds)]
     over = statistics.median(r["torchpool"] for r in imports)
     torch_s = statistics.median(r["torch"] for r in imports)
-    print(f"import torch {torch_s:.2f} s; import torchpool after it {over:.2f} s (median of {args.rounds})")
+    tensordict_s = statistics.median(r["tensordict"] for r in imports)
+    print(f"import torch {torch_s:.2f} s; import torchpool after it {over:.2f} s; tensordict, which the first "
+          f"pool imports, {tensordict_s:.2f} s more (medians of {args.rounds})")
     makes: dict[str, list[float]] = {name: [] for name in MAKE}
     for index in range(args.rounds):
         for name in (list(MAKE) if index % 2 == 0 else list(reversed(MAKE))):
@@ -86,7 +90,10 @@ def main() -> None:
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
         f"- Settings: each number a fresh process, {args.rounds} rounds, the systems interleaved; default threads.",
         "",
-        f"`import torchpool` after `import torch`: {over:.2f} s (median; `import torch` itself {torch_s:.2f} s).",
+        f"`import torchpool` after `import torch`: {over:.2f} s (median; `import torch` itself {torch_s:.2f} s). "
+        f"The first pool imports tensordict (which imports `torch._dynamo`): {tensordict_s:.2f} s more, so "
+        f"import + first pool pays {over + tensordict_s:.2f} s over torch; commands that make no pool "
+        "(`python -m torchpool list`) pay only the import.",
         "",
         f"| make + first reset of {args.num_envs} Pong-v5 | median seconds | rounds |",
         "|---|---:|---|",

@@ -602,3 +602,14 @@ def test_a_rejected_send_into_leaves_later_plain_steps_in_the_pools_own_buffers(
         td = pool.step(torch.tensor([0, 1]))
         assert not out.any(), "the rejected step's buffer is never written"
         assert td["env_id"].tolist() == [0, 1]
+
+
+def test_import_torchpool_leaves_tensordict_to_the_first_pool():
+    # tensordict imports torch._dynamo (~1 s): `python -m torchpool list` and friends should not pay for it.
+    import subprocess
+    import sys
+
+    code = ("import sys, torchpool; assert 'tensordict' not in sys.modules, 'imported by import torchpool'; "
+            "torchpool.make('CartPole-v1', num_envs=2).reset(); assert 'tensordict' in sys.modules")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
-from tensordict import TensorDictBase
+
+if TYPE_CHECKING:
+    from tensordict import TensorDictBase
 
 _storage_use_count = torch._C._storage_Use_Count
 

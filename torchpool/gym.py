@@ -37,17 +37,19 @@ pop ``reset_mask`` out of the caller's dict.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import gymnasium
 import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from tensordict import TensorDict
 
 from .pool import FIXED_KEYS, Pool, make
 from .registry import list_envs
+
+if TYPE_CHECKING:
+    from tensordict import TensorDict
 
 __all__ = ["VectorEnv", "register_envs", "NAMESPACE", "AUTORESET_TO_POOL"]
 

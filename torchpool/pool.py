@@ -26,11 +26,10 @@ import atexit
 import collections
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from tensordict import TensorDict
 
 from . import _mujoco_lib
 
@@ -41,6 +40,9 @@ from ._cpus import available_cpus  # noqa: E402
 from ._held import HeldWatch  # noqa: E402
 from .output_targets import OutputTargets  # noqa: E402
 from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec  # noqa: E402
+
+if TYPE_CHECKING:  # tensordict is imported by the first pool: it pulls in torch._dynamo, ~1 s
+    from tensordict import TensorDict
 
 registry.attach_core(_core.families, _core.atari_rom_supported)
 
@@ -100,6 +102,8 @@ class _Buffer:
     __slots__ = ("data", "_watch")
 
     def __init__(self, nbytes: int, layout: list, rows: int, pin: bool):
+        from tensordict import TensorDict
+
         self.data = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pin)
         tensordict = TensorDict(_column_views(self.data, layout, rows), batch_size=[rows])
         self._watch = HeldWatch(tensordict, anchors=[self.data])

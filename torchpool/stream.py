@@ -47,13 +47,22 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
-from tensordict import TensorDict, TensorDictBase
 from torch.utils.data import IterableDataset
 
 from ._held import HeldWatch
 from .output_targets import OutputTargets
 from .pool import FIXED_KEYS, Pool
 from .prefetch import Prefetcher, policy_module, snapshot_policy
+
+# Bound by _import_tensordict() when the first stream is made: tensordict pulls in
+# torch._dynamo (~1 s), which `import torchpool` should not pay for.
+TensorDict = TensorDictBase = None
+
+
+def _import_tensordict() -> None:
+    global TensorDict, TensorDictBase
+    if TensorDict is None:
+        from tensordict import TensorDict, TensorDictBase
 
 
 class _Group:
@@ -80,6 +89,7 @@ class RolloutStream(IterableDataset):
                  total_frames: int | None = None, device: str | torch.device | None = None,
                  split_envs: bool | None = None, progress: bool = False, prefetch: bool = False,
                  **make_kwargs: Any):
+        _import_tensordict()
         if isinstance(env, Pool):
             if make_kwargs:
                 raise TypeError(f"make kwargs {sorted(make_kwargs)} given with an existing Pool")
