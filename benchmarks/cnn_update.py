@@ -120,15 +120,10 @@ def record(results: dict, variants: list[str], args) -> None:
     bench.write_section(HERE / "RESULTS.md", "\n".join(lines), "<!-- cnn-update:begin -->",
                         "<!-- cnn-update:end -->")
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    width = 0.8 / len(variants)
-    for i, variant in enumerate(variants):
-        xs = [j + (i - (len(variants) - 1) / 2) * width for j in range(len(NETWORKS))]
-        ax.bar(xs, [results[(network, variant)][0] for network in NETWORKS], width, label=variant)
-    ax.set_xticks(range(len(NETWORKS)), [f"{n} {'x'.join(map(str, NETWORKS[n][1:]))}" for n in NETWORKS])
+    bench.grouped_bars(ax, [f"{n} {'x'.join(map(str, NETWORKS[n][1:]))}" for n in NETWORKS],
+                       {variant: [results[(network, variant)][0] for network in NETWORKS] for variant in variants})
     ax.set_ylabel("samples/s (update)")
     ax.set_title(f"PPO update, batch {args.batch}, {args.threads} threads")
-    ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(HERE / "cnn_update.png", dpi=120)
     print("wrote RESULTS.md and cnn_update.png")

@@ -190,3 +190,17 @@ def write_section(path: Path, section: str, begin: str, end: str) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     path.write_text(text)
+
+
+def grouped_bars(ax, groups: list[str], series: dict[str, list[float]]) -> None:
+    """Draws one bar per series in each group, side by side, with group ticks, a legend and a y grid.
+
+    ``series[label][j]`` is that series' value in ``groups[j]``.
+    """
+    width = 0.8 / len(series)
+    for i, (label, values) in enumerate(series.items()):
+        offset = (i - (len(series) - 1) / 2) * width
+        ax.bar([j + offset for j in range(len(groups))], values, width, label=label)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)

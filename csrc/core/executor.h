@@ -282,9 +282,8 @@ class Executor final : public ExecutorBase {
       in_flight_[ids[i]] = 1;
     }
     const auto chunk = static_cast<uint32_t>(plan_.envs_per_item(count));
-    const bool whole_sync_step = op == Op::kStep && count == options_.num_envs && plan_.caller_is_worker() &&
-                                 options_.batch_size == options_.num_envs;
-    const size_t held = whole_sync_step ? split_tail_size(count) : 0;
+    // Only a step of every env holds back a tail; the plan has one only for sync pools.
+    const size_t held = op == Op::kStep && count == options_.num_envs ? split_tail_size(count) : 0;
     const size_t queued = count - held;
     if (held > 0) tail_.arm(push_ids_.data() + queued, held, plan_.split_substeps, options_.num_threads);
     queue_.push(op, push_ids_.data(), static_cast<uint32_t>(queued), chunk, position, wakes_workers(queued));

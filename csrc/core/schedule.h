@@ -62,7 +62,7 @@ inline const char* mode_name(ScheduleMode mode) {
 // Switches for modes of small gain, so a benchmark can A/B them in one
 // process (benchmarks/schedule_ab.py).
 enum ScheduleOff : uint32_t {
-  kOffSplitTail = 4,  // NOTE [Split tail]
+  kOffSplitTail = 1,  // NOTE [Split tail]
 };
 
 struct ScheduleInput {
