@@ -21,6 +21,7 @@
 
 #include "env.h"
 #include "errors.h"
+#include "output_ring.h"
 #include "spec.h"
 
 namespace torchpool {
@@ -79,13 +80,23 @@ struct EpisodeRules {
   int64_t max_episode_steps = 0;  // 0: no time limit
   Dtype observation_dtype = Dtype::Float32;
   size_t observation_bytes = 0;
+  size_t fixed_fields = 0;          // columns before the extras (output_fields)
   std::vector<size_t> extra_bytes;  // row bytes of each extra
 
   static EpisodeRules of(const EnvSpec& spec, Autoreset autoreset) {
     const FieldSpec observation{"observation", spec.observation.dtype, spec.observation.shape};
-    EpisodeRules rules{autoreset, spec.max_episode_steps, spec.observation.dtype, observation.row_bytes(), {}};
+    const size_t fixed = autoreset == Autoreset::kSameStep ? kFinalObservation + 1 : kFinalObservation;
+    EpisodeRules rules{autoreset, spec.max_episode_steps, spec.observation.dtype, observation.row_bytes(), fixed, {}};
     for (const FieldSpec& extra : spec.extras) rules.extra_bytes.push_back(extra.row_bytes());
     return rules;
+  }
+
+  // Where row `index` of a block (laid out by output_fields) goes.
+  Row row_at(const FieldTargets& targets, size_t index) const {
+    Row row;
+    for (size_t i = 0; i < fixed_fields; ++i) row.field[i] = targets.at(i, index);
+    for (size_t i = 0; i < extra_bytes.size(); ++i) row.extras[i] = targets.at(fixed_fields + i, index);
+    return row;
   }
 
   // Each extra gets an 8-byte-aligned place in a slot's scratch row, so any
@@ -119,6 +130,11 @@ struct EnvSlot {
     return started && !(autoreset == Autoreset::kDisabled && (failed || episode_over));
   }
 
+  // Whether a step action resets this env instead (see run()).
+  bool resets_on_step(Autoreset autoreset) const {
+    return failed || (autoreset == Autoreset::kNextStep && episode_over);
+  }
+
   // Why env `id` may not step now (when !may_step()).
   std::string refuses_step(int64_t id, Autoreset autoreset) const {
     const std::string env_name = "env " + std::to_string(id);
@@ -137,7 +153,7 @@ struct EnvSlot {
   bool run(bool step_requested, const Action& action, const Row& row, const EpisodeRules& rules) {
     StepOutput out(row.field[kObservation], rules.observation_dtype, row.extras.data());
     try {
-      if (!step_requested || failed || (rules.autoreset == Autoreset::kNextStep && episode_over)) {
+      if (!step_requested || resets_on_step(rules.autoreset)) {
         if (has_pending_seed) rng.reseed(pending_seed), has_pending_seed = false;
         env.reset(rng, out);
         started = true;

@@ -16,19 +16,16 @@
 // - an exception in an env is captured in that env's row and raised (as
 //   EnvFailure) by the wait whose batch holds the row; it never crosses a
 //   thread, and the env is reset before it steps again (NOTE [Env failures]);
-// - the caller's bookkeeping (rows sent and received, envs in flight) lives
-//   here, so each call is all-or-nothing even when Python raises
-//   KeyboardInterrupt between two of its own statements;
+// - the caller's books (ledger.h) keep each call all-or-nothing, even when
+//   Python raises KeyboardInterrupt between two of its own statements;
 // - a blocking call interrupted by Ctrl-C leaves no work behind (NOTE
 //   [Interrupted calls]);
 // - close() stops and joins workers even with work in flight.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -36,20 +33,17 @@
 #include <utility>
 #include <vector>
 
-#if defined(__linux__)
-#include <pthread.h>
-#include <sched.h>
-#endif
-
 #include "action_queue.h"
 #include "actions.h"
 #include "env.h"
 #include "episode.h"
 #include "errors.h"
 #include "executor_api.h"
+#include "ledger.h"
 #include "output_ring.h"
 #include "schedule.h"
 #include "split_tail.h"
+#include "threads.h"
 
 namespace torchpool {
 
@@ -57,39 +51,37 @@ template <class Env>
 class Executor final : public ExecutorBase {
   using Model = typename Env::Model;
   using Slot = EnvSlot<Env>;
+  using Abandoned = Ledger::Abandoned;
 
  public:
   Executor(const Config& config, const ExecutorOptions& options)
       : options_(options),
         model_(config),
         spec_(make_spec(model_, options)),
-        extras_begin_(options.autoreset == Autoreset::kSameStep ? kFinalObservation + 1 : kFinalObservation),
         block_layout_(output_fields(spec_, options.autoreset), options.batch_size),
         reset_layout_(output_fields(spec_, options.autoreset), options.num_envs),
         rules_(EpisodeRules::of(spec_, options.autoreset)),
         queue_(options.num_envs),
         ring_(options.num_blocks, options.batch_size),
         tail_(2 * options.num_threads),
-        in_flight_(options.num_envs, 0),
+        books_(options.num_envs),
         all_ids_(options.num_envs),
         actions_(spec_.action, options.num_envs),
-        discard_(new std::atomic<uint8_t>[options.num_envs]),
-        block_failures_(new std::atomic<int32_t>[options.num_blocks]) {
-    for (size_t id = 0; id < options.num_envs; ++id) discard_[id].store(0, std::memory_order_relaxed);
-    for (size_t b = 0; b < options.num_blocks; ++b) block_failures_[b].store(0, std::memory_order_relaxed);
+        discard_(options.num_envs),
+        block_failures_(options.num_blocks) {
     if (spec_.extras.size() > kMaxExtras) throw std::logic_error("too many extra fields");
     ScheduleInput input{spec_.step_cost_ns, options.num_envs,   options.batch_size,  options.num_threads,
                         /*substeps=*/0,     options.spin.polls, options.schedule_off};
-    build_slots(plan_schedule(input).build_threads);
+    // Costly envs can be costly to build too: on the plan's build_threads at once.
+    slots_.resize(options.num_envs);
+    run_on_threads(plan_schedule(input).build_threads, options.num_envs,
+                   [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, options_.seed + id, rules_); });
     if constexpr (kCanSplit) input.substeps = slots_[0]->env.substeps();
     plan_ = plan_schedule(input);
     for (size_t id = 0; id < options.num_envs; ++id) all_ids_[id] = static_cast<int64_t>(id);
     for (size_t i = 0; i < plan_.worker_threads; ++i) {
       workers_.emplace_back([this, i] { work(static_cast<int32_t>(i) + 1); });
-      pin(workers_.back(), i);
-#if defined(__linux__)
-      pthread_setname_np(workers_.back().native_handle(), "torchpool");  // shows in top -H, py-spy, gdb
-#endif
+      pin_and_name(workers_.back(), options.thread_affinity_offset, i);
     }
   }
 
@@ -109,7 +101,7 @@ class Executor final : public ExecutorBase {
     check_ids(ids, count, /*for_step=*/true);
     actions_.copy(actions, dtype, ids, count);
     push(Op::kStep, ids, count, 0);
-    rows_sent_ += count;
+    books_.sent += count;
   }
 
   void async_reset(const int64_t* ids, size_t count) override {
@@ -117,12 +109,12 @@ class Executor final : public ExecutorBase {
     if (ids == nullptr) ids = all_ids_.data();
     check_ids(ids, count, /*for_step=*/false);
     push(Op::kReset, ids, count, 0);
-    rows_sent_ += count;
+    books_.sent += count;
   }
 
   size_t step(const void* actions, Dtype dtype, void* record, const InterruptCheck& check) override {
     settle(check);
-    if (rows_sent_ != rows_received_)
+    if (books_.sent != books_.received)
       throw std::runtime_error("step() needs every env idle, but some are in flight; recv() them first");
     const size_t count = options_.num_envs;
     check_ids(all_ids_.data(), count, /*for_step=*/true);
@@ -130,7 +122,7 @@ class Executor final : public ExecutorBase {
     if (record != nullptr) std::memcpy(record, actions, count * actions_.action_size() * dtype_size(dtype));
     const size_t block = next_block();
     push(Op::kStep, all_ids_.data(), count, 0);
-    rows_sent_ += count;
+    books_.sent += count;
     wait_or_discard(Abandoned::kBlock, block, all_ids_.data(), count, check);
     finish_block(block);
     return block;
@@ -138,7 +130,7 @@ class Executor final : public ExecutorBase {
 
   size_t recv(const InterruptCheck& check) override {
     settle(check);
-    const uint64_t pending = rows_sent_ - rows_received_;
+    const uint64_t pending = books_.sent - books_.received;
     if (pending < options_.batch_size)
       throw std::runtime_error("recv() needs batch_size=" + std::to_string(options_.batch_size) +
                                " envs in flight, but " + std::to_string(pending) +
@@ -148,22 +140,22 @@ class Executor final : public ExecutorBase {
     wait_until(ring_.filled(block), ring_.target(), check);
     // Undoable from here on: Python builds an EnvFailure's exception in Python
     // code, where KeyboardInterrupt can replace it after the batch was taken.
-    undoable_block_ = static_cast<int64_t>(block);
+    books_.undo.block = static_cast<int64_t>(block);
     finish_block(block);
     return block;
   }
 
   bool undo_recv() override {
-    if (undoable_block_ < 0) return false;
-    const auto block = static_cast<size_t>(std::exchange(undoable_block_, -1));
-    rows_received_ -= options_.batch_size;
+    Ledger::Undo& undo = books_.undo;
+    if (undo.block < 0) return false;
+    const auto block = static_cast<size_t>(std::exchange(undo.block, -1));
+    books_.received -= options_.batch_size;
     ring_.filled(block).restore(ring_.target());
-    if (!undo_failures_.env_ids.empty()) {  // the failures it raised are raised again
-      block_failures_[block].store(static_cast<int32_t>(undo_failures_.env_ids.size()), std::memory_order_relaxed);
-      for (size_t i = 0; i < undo_failures_.env_ids.size(); ++i)
-        slots_[undo_failures_.env_ids[i]]->failure = undo_failures_.messages[i];
+    if (!undo.env_ids.empty()) {  // the failures it raised are raised again
+      block_failures_[block].store(static_cast<int32_t>(undo.env_ids.size()), std::memory_order_relaxed);
+      for (size_t i = 0; i < undo.env_ids.size(); ++i) slots_[undo.env_ids[i]]->failure = undo.messages[i];
     }
-    mark_block_envs(block, 1);
+    books_.mark(block_env_ids(block), options_.batch_size, 1);
     return true;
   }
 
@@ -178,13 +170,15 @@ class Executor final : public ExecutorBase {
     push(Op::kResetInto, ids, count, 0);
     wait_or_discard(Abandoned::kReset, 0, ids, count, check);
     reset_filled_.clear();
-    for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
+    books_.mark(ids, count, 0);
     if (reset_failures_.exchange(0, std::memory_order_relaxed) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
   }
 
-  uint64_t rows_sent() const override { return rows_sent_; }
-  uint64_t rows_received() const override { return rows_received_; }
-  size_t next_block() const override { return (rows_received_ / options_.batch_size) % ring_.num_blocks(); }
+  bool wakes_workers(size_t count) const override { return plan_.wakes_workers(count); }
+  const Schedule& schedule() const override { return plan_; }
+  uint64_t rows_sent() const override { return books_.sent; }
+  uint64_t rows_received() const override { return books_.received; }
+  size_t next_block() const override { return (books_.received / options_.batch_size) % ring_.num_blocks(); }
 
   void forget_threads() override {
     stopping_.store(true);
@@ -217,31 +211,6 @@ class Executor final : public ExecutorBase {
     env.substeps();
   };
 
-  // Costly envs can be costly to build too, so they are built on the plan's
-  // build_threads at once; the first construction error is rethrown here.
-  void build_slots(size_t threads) {
-    const size_t n = options_.num_envs;
-    slots_.resize(n);
-    auto build = [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, options_.seed + id, rules_); };
-    if (threads < 2) {
-      for (size_t id = 0; id < n; ++id) build(id);
-      return;
-    }
-    std::vector<std::exception_ptr> errors(threads);
-    std::vector<std::thread> builders;
-    for (size_t t = 0; t < threads; ++t)
-      builders.emplace_back([&, t] {
-        try {
-          for (size_t id = t; id < n; id += threads) build(id);
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
-      });
-    for (auto& builder : builders) builder.join();
-    for (auto& error : errors)
-      if (error) std::rethrow_exception(error);
-  }
-
   static EnvSpec make_spec(const Model& model, const ExecutorOptions& options) {
     EnvSpec spec = model.spec(options.obs_dtype);
     if (options.max_episode_steps >= 0) spec.max_episode_steps = options.max_episode_steps;
@@ -250,37 +219,18 @@ class Executor final : public ExecutorBase {
 
   // ---- caller side -------------------------------------------------------
 
+  // Ids first (Ledger::check_ids), then whether each env may step now.
   void check_ids(const int64_t* ids, size_t count, bool for_step) {
-    if (count == 0) throw InputError("no env ids given");
-    const auto num_envs = static_cast<int64_t>(options_.num_envs);
-    for (size_t i = 0; i < count; ++i) {
-      const int64_t id = ids[i];
-      if (id < 0 || id >= num_envs)
-        throw InputError("env id " + std::to_string(id) + " is out of range [0, " + std::to_string(num_envs) + ")");
-      if (in_flight_[id])
-        throw InputError("env " + std::to_string(id) + " already has an action in flight; recv() its result first");
-    }
-    // Duplicates: mark each id, then clear every mark before reporting.
-    std::string problem;
-    for (size_t i = 0; i < count; ++i) {
-      if (in_flight_[ids[i]] && problem.empty())
-        problem = "env id " + std::to_string(ids[i]) + " appears twice in one call";
-      in_flight_[ids[i]] = 1;
-    }
-    for (size_t i = 0; i < count; ++i) in_flight_[ids[i]] = 0;
-    for (size_t i = 0; i < count && problem.empty() && for_step; ++i)
+    books_.check_ids(ids, count);
+    for (size_t i = 0; i < count && for_step; ++i)
       if (!slots_[ids[i]]->may_step(options_.autoreset))
-        problem = slots_[ids[i]]->refuses_step(ids[i], options_.autoreset);
-    if (!problem.empty()) throw InputError(problem);
+        throw InputError(slots_[ids[i]]->refuses_step(ids[i], options_.autoreset));
   }
 
   void push(Op op, const int64_t* ids, size_t count, uint32_t position) {
     if (stopping_.load(std::memory_order_relaxed)) throw InputError("the pool is closed");
-    push_ids_.resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      push_ids_[i] = static_cast<int32_t>(ids[i]);
-      in_flight_[ids[i]] = 1;
-    }
+    push_ids_.assign(ids, ids + count);
+    books_.mark(ids, count, 1);
     const auto chunk = static_cast<uint32_t>(plan_.envs_per_item(count));
     // Only a step of every env holds back a tail; the plan has one only for sync pools.
     const size_t held = op == Op::kStep && count == options_.num_envs ? split_tail_size(count) : 0;
@@ -294,10 +244,8 @@ class Executor final : public ExecutorBase {
   // reset instead of stepping.
   size_t split_tail_size(size_t count) const {
     const size_t held = plan_.split_tail_size(count);
-    for (size_t i = count - held; i < count; ++i) {
-      const Slot& slot = *slots_[push_ids_[i]];
-      if (slot.failed || (options_.autoreset == Autoreset::kNextStep && slot.episode_over)) return 0;
-    }
+    for (size_t i = count - held; i < count; ++i)
+      if (slots_[push_ids_[i]]->resets_on_step(options_.autoreset)) return 0;
     return held;
   }
 
@@ -337,14 +285,11 @@ class Executor final : public ExecutorBase {
   // The row of a split-tail env whose substep threw (sync pools: row = env id).
   void fail_tail_row(int32_t env_id, const std::string& what) {
     const size_t block = ring_.block_of(ring_.claim_rows(1));
-    const Row row = row_at(ring_.targets(block), static_cast<size_t>(env_id));
+    const Row row = rules_.row_at(ring_.targets(block), static_cast<size_t>(env_id));
     row.at<int64_t>(kEnvId) = env_id;
     slots_[env_id]->fail(row, rules_, what);
     publish(block, 1, 1);
   }
-
-  bool wakes_workers(size_t count) const override { return plan_.wakes_workers(count); }
-  const Schedule& schedule() const override { return plan_; }
 
   // The caller runs queued items itself while it waits where the plan says so:
   // cheap envs (no worker is woken at all) and pools where it replaces a worker.
@@ -377,13 +322,8 @@ class Executor final : public ExecutorBase {
     }
   }
 
-  // NOTE [The caller waits out the last items]. In a pool where the caller
-  // is a worker, the queue is empty once it gets here: what remains is at
-  // most one env step on each other worker, all on cores of their own.
-  // Sleeping now would add a wake-up (tens of µs on a VM) to every step()
-  // call; spinning through one env step costs nothing, since no other work
-  // could use this core. Bounded, so a stuck env still lets the caller sleep
-  // (Ctrl-C). True when it stopped for a piece of the split tail to take.
+  // NOTE [The caller waits out the last items] (schedule.h). True when it
+  // stopped for a piece of the split tail to take.
   bool spin_for_last_items(FillCounter& counter, int32_t target) const {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::nanoseconds(static_cast<int64_t>(plan_.caller_last_items_spin_ns));
@@ -404,16 +344,14 @@ class Executor final : public ExecutorBase {
   // only for the envs already running (at most one env step per thread)
   // before it rethrows. The batch is dropped; envs that had already stepped
   // keep their new state. A second Ctrl-C during that short wait leaves the
-  // call `abandoned_`, and the next call settles it first.
+  // call abandoned (Ledger::abandoned), and the next call settles it first.
   void wait_or_discard(int kind, size_t block, const int64_t* ids, size_t count, const InterruptCheck& check) {
     FillCounter& counter = kind == Abandoned::kBlock ? ring_.filled(block) : reset_filled_;
     const int32_t target = kind == Abandoned::kBlock ? ring_.target() : reset_target_;
     try {
       wait_until(counter, target, check);
     } catch (...) {
-      abandoned_.kind = kind;
-      abandoned_.block = block;
-      abandoned_.ids.assign(ids, ids + count);
+      books_.abandoned = {kind, block, std::vector<int64_t>(ids, ids + count)};
       for (size_t i = 0; i < count; ++i) discard_[ids[i]].store(1, std::memory_order_relaxed);
       settle(check);
       throw;
@@ -422,58 +360,51 @@ class Executor final : public ExecutorBase {
 
   // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
   void settle(const InterruptCheck& check) {
-    undoable_block_ = -1;
-    undo_failures_.env_ids.clear();
-    if (abandoned_.kind == Abandoned::kNone) return;
-    const bool block_kind = abandoned_.kind == Abandoned::kBlock;
-    FillCounter& counter = block_kind ? ring_.filled(abandoned_.block) : reset_filled_;
+    books_.undo.block = -1;
+    books_.undo.env_ids.clear();
+    Ledger::Abandoned& abandoned = books_.abandoned;
+    if (abandoned.kind == Abandoned::kNone) return;
+    const bool block_kind = abandoned.kind == Abandoned::kBlock;
+    FillCounter& counter = block_kind ? ring_.filled(abandoned.block) : reset_filled_;
     wait_until(counter, block_kind ? ring_.target() : reset_target_, check);  // may throw again: still abandoned
     counter.clear();
-    for (const int64_t id : abandoned_.ids) {
+    books_.mark(abandoned.ids.data(), abandoned.ids.size(), 0);
+    for (const int64_t id : abandoned.ids) {
       discard_[id].store(0, std::memory_order_relaxed);
-      in_flight_[id] = 0;
       slots_[id]->failure.clear();           // the failed env is still reset before it steps again
       slots_[id]->has_pending_seed = false;  // an interrupted reset(seed=...) leaves no seed behind
     }
     if (block_kind) {
-      block_failures_[abandoned_.block].store(0, std::memory_order_relaxed);
-      rows_received_ += options_.batch_size;
+      block_failures_[abandoned.block].store(0, std::memory_order_relaxed);
+      books_.received += options_.batch_size;
     } else {
       reset_failures_.store(0, std::memory_order_relaxed);
     }
-    abandoned_.kind = Abandoned::kNone;
+    abandoned.kind = Abandoned::kNone;
   }
 
   // The caller's side of a complete block: its envs are idle again, it counts
   // as received, and the failures among its rows are raised.
   void finish_block(size_t block) {
-    mark_block_envs(block, 0);
+    const int64_t* ids = block_env_ids(block);
+    books_.mark(ids, options_.batch_size, 0);
     ring_.filled(block).clear();
-    rows_received_ += options_.batch_size;
+    books_.received += options_.batch_size;
     // The rows' failures were counted before the rows themselves (FillCounter's acquire).
-    if (block_failures_[block].exchange(0, std::memory_order_relaxed) == 0) return;
-    if (options_.batch_size == options_.num_envs) {
-      throw_failures(block, all_ids_.data(), options_.num_envs);
-    } else {
-      const FieldTargets& targets = ring_.targets(block);
-      std::vector<int64_t> ids(options_.batch_size);
-      for (size_t row = 0; row < options_.batch_size; ++row)
-        ids[row] = *reinterpret_cast<const int64_t*>(targets.at(kEnvId, row));
-      throw_failures(block, ids.data(), ids.size());
-    }
+    if (block_failures_[block].exchange(0, std::memory_order_relaxed) > 0)
+      throw_failures(block, ids, options_.batch_size);
   }
 
-  // Marks the envs whose rows a complete block holds as in flight (1) or idle (0).
-  void mark_block_envs(size_t block, uint8_t value) {
-    if (options_.batch_size == options_.num_envs) {
-      // Every env is in the block. Not read back from the env_id column: a
-      // caller's targets may alias it, and an id read from it indexes memory.
-      std::fill(in_flight_.begin(), in_flight_.end(), value);
-      return;
-    }
+  // The envs whose rows a complete block holds, in row order. In a sync pool
+  // that is every env, in order, not read back from the env_id column: a
+  // caller's targets may alias it, and an id read from it indexes memory.
+  const int64_t* block_env_ids(size_t block) {
+    if (options_.batch_size == options_.num_envs) return all_ids_.data();
     const FieldTargets& targets = ring_.targets(block);
+    block_ids_.resize(options_.batch_size);
     for (size_t row = 0; row < options_.batch_size; ++row)
-      in_flight_[*reinterpret_cast<const int64_t*>(targets.at(kEnvId, row))] = value;
+      block_ids_[row] = *reinterpret_cast<const int64_t*>(targets.at(kEnvId, row));
+    return block_ids_.data();
   }
 
   // Throws EnvFailure for the envs among `ids` whose row holds a failure.
@@ -487,32 +418,18 @@ class Executor final : public ExecutorBase {
       messages.push_back(std::move(slot.failure));
       slot.failure.clear();
     }
-    undo_failures_.env_ids = failed;  // kept for undo_recv()
-    undo_failures_.messages = messages;
+    books_.undo.env_ids = failed;  // kept for undo_recv()
+    books_.undo.messages = messages;
     throw EnvFailure(block, count, std::move(failed), std::move(messages));
   }
 
   void check_state_access(size_t env_id) const {
     if (env_id >= options_.num_envs) throw InputError("env id " + std::to_string(env_id) + " is out of range");
-    if (in_flight_[env_id]) throw InputError("env " + std::to_string(env_id) + " is in flight");
+    if (books_.in_flight(static_cast<int64_t>(env_id)))
+      throw InputError("env " + std::to_string(env_id) + " is in flight");
   }
 
   // ---- worker side -------------------------------------------------------
-
-  // Pinned by the constructor (not by the thread itself) so the affinity holds
-  // before the worker runs anything.
-  void pin(std::thread& worker, size_t index) {
-#if defined(__linux__)
-    if (options_.thread_affinity_offset < 0) return;
-    cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    CPU_SET((options_.thread_affinity_offset + index) % cores, &cpus);
-    pthread_setaffinity_np(worker.native_handle(), sizeof(cpus), &cpus);
-#else
-    (void)worker, (void)index;
-#endif
-  }
 
   // Spins polling the queue (and the split tail), then sleeps on it. close()
   // wakes sleepers with units that carry no item: check stopping before claiming.
@@ -585,22 +502,14 @@ class Executor final : public ExecutorBase {
 
   // False when the env threw (NOTE [Env failures]).
   bool run_env(int32_t env_id, Op op, const FieldTargets& targets, size_t row_index) {
-    const Row row = row_at(targets, row_index);
+    const Row row = rules_.row_at(targets, row_index);
     row.at<int64_t>(kEnvId) = env_id;
     return slots_[env_id]->run(op == Op::kStep, actions_.at(env_id), row, rules_);
-  }
-
-  Row row_at(const FieldTargets& targets, size_t row_index) const {
-    Row row;
-    for (size_t i = 0; i < extras_begin_; ++i) row.field[i] = targets.at(i, row_index);
-    for (size_t i = 0; i < spec_.extras.size(); ++i) row.extras[i] = targets.at(extras_begin_ + i, row_index);
-    return row;
   }
 
   const ExecutorOptions options_;
   const Model model_;
   const EnvSpec spec_;
-  const size_t extras_begin_;
   const Layout block_layout_;
   const Layout reset_layout_;
   const EpisodeRules rules_;
@@ -608,10 +517,10 @@ class Executor final : public ExecutorBase {
   OutputRing ring_;
   SplitTail tail_;  // NOTE [Split tail]
   std::vector<std::unique_ptr<Slot>> slots_;
-  // Caller-only bookkeeping: 1 while an env's result is not yet received.
-  std::vector<uint8_t> in_flight_;
+  Ledger books_;  // caller-only
   std::vector<int64_t> all_ids_;
   std::vector<int32_t> push_ids_;
+  std::vector<int64_t> block_ids_;  // scratch of block_env_ids()
   ActionTable actions_;
   Schedule plan_;  // set once by the constructor
 
@@ -619,23 +528,10 @@ class Executor final : public ExecutorBase {
   int32_t reset_target_ = 0;
   FillCounter reset_filled_;
 
-  // Caller-only: NOTE [Interrupted calls].
-  struct Abandoned {
-    enum Kind { kNone = 0, kBlock = 1, kReset = 2 };
-    int kind = kNone;
-    size_t block = 0;
-    std::vector<int64_t> ids;
-  } abandoned_;
-  uint64_t rows_sent_ = 0, rows_received_ = 0;  // caller-only
-  int64_t undoable_block_ = -1;                 // caller-only: see undo_recv()
-  struct {
-    std::vector<int64_t> env_ids;
-    std::vector<std::string> messages;
-  } undo_failures_;  // caller-only: what the undoable block raised
   // Per env, set by the caller of an interrupted call: skip the env's row.
-  std::unique_ptr<std::atomic<uint8_t>[]> discard_;
+  std::vector<std::atomic<uint8_t>> discard_;  // zeroed: atomics value-initialize (C++20)
   // Per block, and for reset(): rows holding a failure (NOTE [Env failures]).
-  std::unique_ptr<std::atomic<int32_t>[]> block_failures_;
+  std::vector<std::atomic<int32_t>> block_failures_;
   std::atomic<int32_t> reset_failures_{0};
 
   std::atomic<bool> stopping_{false};

@@ -143,7 +143,14 @@ inline Schedule plan_schedule(const ScheduleInput& in) {
   // A caller that only waits sleeps at once: spinning, it would be one more
   // runnable thread on the cores the workers need.
   plan.caller_spin_polls = plan.caller_runs_items ? in.spin_polls : 0;
-  if (plan.mode == ScheduleMode::kCallerAsWorker) {  // with caller_only nobody else runs items
+  // NOTE [The caller waits out the last items]. Where the caller is a worker
+  // beside others, the queue is empty once it runs out of items: what remains
+  // is at most one env step on each other worker, all on cores of their own.
+  // Sleeping then would add a wake-up (tens of µs on a VM) to every step();
+  // spinning through about one env step costs nothing, since no other work
+  // could use this core. Bounded, so a stuck env still lets the caller sleep
+  // (Ctrl-C). With caller_only nobody else runs items.
+  if (plan.mode == ScheduleMode::kCallerAsWorker) {
     plan.caller_last_items_spin_ns =
         std::min(schedule::kCallerLastItemsSpinSteps * in.step_cost_ns, schedule::kLongestSpinNs);
     if (sync && threads >= 2 && in.substeps >= 2 && !(in.off & kOffSplitTail)) plan.split_substeps = in.substeps;
