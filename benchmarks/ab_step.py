@@ -6,9 +6,11 @@ Each DIR holds a ``torchpool`` package with its compiled ``_core`` (a copy of
 a checkout's ``torchpool/`` plus its extension). Rounds alternate A, B, A, …
 in fresh interpreters (``-S``, so an editable install cannot redirect the
 import), each timing the same calls: a sync ``step()`` of CartPole-v1 at 4
-and 8 envs, an async ``recv()``/``send()`` pair at 8 envs / batch 4, and a
+and 8 envs, an async ``recv()``/``send()`` pair at 8 envs / batch 4, a
 sync ``step()`` of 8 envs of HalfCheetah-v5 and of Pong-v5 with random
-actions (the costly envs' scheduling modes).
+actions (the costly envs' scheduling modes), and one step of a CartPole-v1
+``torchpool.stream`` of 8 envs (64 steps a batch) under a policy returning a
+bare tensor and one returning ``(action, extras)`` (the stream's CPU loop).
 Prints the median microseconds per call and the B/A ratio per case, with how
 many rounds B was faster.
 """
@@ -69,6 +71,18 @@ for env_id, calls in (("HalfCheetah-v5", 3000), ("Pong-v5", 600)):
         pool.step(actions[i % 64])
     out[f"step {env_id} x8"] = (time.perf_counter() - start) / calls * 1e6
     pool.close()
+zeros = torch.zeros(8, dtype=torch.int64)
+extras = {"value": torch.zeros(8)}
+for name, policy in (("tensor", lambda obs: zeros), ("(action, extras)", lambda obs: (zeros, extras))):
+    stream = torchpool.stream("CartPole-v1", policy, num_envs=8, frames_per_batch=8 * 64)
+    batches = iter(stream)
+    for _ in range(20):
+        next(batches)
+    start = time.perf_counter()
+    for _ in range(200):
+        next(batches)
+    out[f"stream CartPole-v1 x8, {name} policy"] = (time.perf_counter() - start) / (200 * 64) * 1e6
+    batches.close()
 print(json.dumps(out))
 """
 

@@ -43,26 +43,21 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils.data import IterableDataset
 
 from ._held import HeldWatch
 from .output_targets import OutputTargets
-from .pool import FIXED_KEYS, Pool
+from .policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
+from .pool import Pool
 from .prefetch import Prefetcher, policy_module, snapshot_policy
+from .rollout_batch import as_records, empty_batch, next_keys
 
-# Bound by _import_tensordict() when the first stream is made: tensordict pulls in
-# torch._dynamo (~1 s), which `import torchpool` should not pay for.
-TensorDict = TensorDictBase = None
-
-
-def _import_tensordict() -> None:
-    global TensorDict, TensorDictBase
-    if TensorDict is None:
-        from tensordict import TensorDict, TensorDictBase
+if TYPE_CHECKING:  # tensordict is imported with the first pool: it pulls in torch._dynamo (~1 s)
+    from tensordict import TensorDict
 
 
 class _Group:
@@ -89,7 +84,6 @@ class RolloutStream(IterableDataset):
                  total_frames: int | None = None, device: str | torch.device | None = None,
                  split_envs: bool | None = None, progress: bool = False, prefetch: bool = False,
                  **make_kwargs: Any):
-        _import_tensordict()
         if isinstance(env, Pool):
             if make_kwargs:
                 raise TypeError(f"make kwargs {sorted(make_kwargs)} given with an existing Pool")
@@ -255,12 +249,13 @@ class RolloutStream(IterableDataset):
     def _start(self, groups: list[_Group]) -> None:
         first = groups[0].pool
         self._layout = {name: (dtype, shape, offset) for name, dtype, shape, offset in first.output_layout()}
+        self._next_keys = next_keys(self._layout)
         self._group_size = first.num_envs
         reset = [group.pool.reset() for group in groups]
         nbytes = Pool.output_bytes(reset[0]).numel()
         T, G = self.steps_per_batch, len(groups)
         self._num_groups = G
-        self._policy_is_module = hasattr(self._acting, "in_keys") and hasattr(self._acting, "out_keys")
+        self._policy_is_module = is_tensordict_module(self._acting)
         self._policy_outputs: list[dict[str, torch.Tensor]] | None = None
         self._policy_views: list | None = None
         self._action_checked = False
@@ -356,19 +351,19 @@ class RolloutStream(IterableDataset):
         action_shape, action_dtype = stored_actions[0].shape, stored_actions[0].dtype
         fast = self._action_checked
         step = group.pool.step_into_trusted if fast else group.pool.step_into
-        policy, call_policy, clock = self._acting, self._call_policy, time.perf_counter
-        plain = not self._policy_is_module  # then a bare tensor back skips _call_policy
+        policy, clock = self._acting, time.perf_counter
+        module = self._policy_is_module  # else a bare tensor back skips call_policy
         policy_seconds = env_seconds = 0.0
         try:
             for t in range(start, self.steps_per_batch):
                 tick = clock()
-                if plain:
+                if not module:
                     action = policy(observations[t])
                     extras = None
                     if action.__class__ is not torch.Tensor:
-                        action, extras = self._policy_result(action)
+                        action, extras = policy_result(action)
                 else:
-                    action, extras = call_policy(observations[t])
+                    action, extras = call_policy(policy, observations[t], True)
                 if extras:
                     rows = policy_rows[t]
                     for key, value in extras.items():
@@ -384,7 +379,7 @@ class RolloutStream(IterableDataset):
                 else:
                     stored = stored_actions[t]
                     if action.shape != action_shape:
-                        self._wrong_action_shape(action, observations[t], stored)
+                        wrong_action_shape(action, observations[t], action_shape)
                     stored.copy_(action)
                     tock = clock()
                     policy_seconds += tock - tick
@@ -456,7 +451,7 @@ class RolloutStream(IterableDataset):
         tick = time.perf_counter()
         slot_set, t = group.slot_set, group.t
         observation = self._observation_views[slot_set][t][group.index]
-        action, extras = self._call_policy(observation)
+        action, extras = call_policy(self._acting, observation, self._policy_is_module)
         if self._policy_views is None:
             self._new_policy_outputs(action, extras)
             # NOTE [Checked once]: the stream sends its own action rows: each has
@@ -470,7 +465,7 @@ class RolloutStream(IterableDataset):
         rows = self._policy_views[slot_set][t][group.index]
         stored = rows["action"]
         if action.shape != stored.shape:  # copy_ would broadcast it
-            self._wrong_action_shape(action, observation, stored)
+            wrong_action_shape(action, observation, stored.shape)
         stored.copy_(action)
         for key, value in extras.items():
             rows[key].copy_(value)
@@ -483,11 +478,6 @@ class RolloutStream(IterableDataset):
             return group.host_action
         return stored
 
-    @staticmethod
-    def _wrong_action_shape(action: torch.Tensor, observation: torch.Tensor, stored: torch.Tensor) -> None:
-        raise ValueError(f"the policy returned actions of shape {tuple(action.shape)} for "
-                         f"{tuple(observation.shape)} observations; expected {tuple(stored.shape)}")
-
     def _new_policy_outputs(self, action: torch.Tensor, extras: dict[str, torch.Tensor]) -> None:
         """Buffers [T, num_envs, ...] for the policy's outputs, shaped by its first call, and their row views."""
         outputs = {"action": action, **extras}
@@ -499,34 +489,6 @@ class RolloutStream(IterableDataset):
             [[{key: buffer[t, g * n:(g + 1) * n] for key, buffer in slot.items()}
               for g in range(self._num_groups)] for t in range(self.steps_per_batch)]
             for slot in self._policy_outputs]
-
-    def _call_policy(self, observation: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        policy = self._acting
-        if self._policy_is_module:  # a TensorDict module
-            td = policy(TensorDict({"observation": observation}, batch_size=observation.shape[:1]))
-            if "action" not in td.keys():
-                raise KeyError(f"the policy module wrote {list(td.keys())} but no 'action'")
-            extras = {key: td[key] for key in td.keys() if key not in ("observation", "action")}
-            return td["action"], extras
-        out = policy(observation)
-        if out.__class__ is torch.Tensor:
-            return out, {}
-        return self._policy_result(out)
-
-    @staticmethod
-    def _policy_result(out: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """(action, extras) from what a plain policy returned, when that is not a bare tensor."""
-        if isinstance(out, tuple):
-            if len(out) != 2 or not isinstance(out[1], Mapping):
-                raise TypeError("a policy returning a tuple must return (action, dict_of_extras)")
-            return out[0], dict(out[1])
-        if isinstance(out, (Mapping, TensorDictBase)):
-            if "action" not in out.keys():
-                raise KeyError(f"the policy returned {list(out.keys())} but no 'action'")
-            return out["action"], {key: out[key] for key in out.keys() if key != "action"}
-        if not isinstance(out, torch.Tensor):
-            raise TypeError(f"the policy must return a tensor, (action, extras) or a dict; got {type(out).__name__}")
-        return out, {}
 
     def _assemble(self, slot_set: int) -> TensorDict:
         """Rearranges a completed raw batch into torchrl's [num_envs, T] layout on the device."""
@@ -562,7 +524,7 @@ class RolloutStream(IterableDataset):
         for key in self._next_keys:
             columns[key] = out["next", key]
         targets = pool.output_target_columns(columns)
-        pairs = [_as_records(out["observation"], self._direct_observations[:T].transpose(0, 1), 2)]
+        pairs = [as_records(out["observation"], self._direct_observations[:T].transpose(0, 1), 2)]
         pairs += self._policy_pairs(out, 0)
         # Made before the HeldWatch takes its baselines: these views count as ours.
         return out, (targets, pairs)
@@ -575,7 +537,7 @@ class RolloutStream(IterableDataset):
 
         def add(destination: torch.Tensor, key: str, slots: slice) -> None:
             source = self._column(raw[slots], key)
-            pairs.append(_as_records(destination.view(G, n, T, *source.shape[3:]), source.movedim(0, 2), 3))
+            pairs.append(as_records(destination.view(G, n, T, *source.shape[3:]), source.movedim(0, 2), 3))
 
         add(out["observation"], "observation", slice(0, T))
         add(out["next", "observation"], "final_observation", slice(1, T + 1))
@@ -588,7 +550,7 @@ class RolloutStream(IterableDataset):
     def _policy_pairs(self, out: TensorDict, slot_set: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """(destination, source) views that move the policy's outputs [T, num_envs, ...] into ``out``."""
         outputs = self._policy_outputs[slot_set]
-        return [_as_records(out[key], value.transpose(0, 1), 2) for key, value in outputs.items()]
+        return [as_records(out[key], value.transpose(0, 1), 2) for key, value in outputs.items()]
 
     def _new_output(self) -> tuple[TensorDict, list]:
         out = self._empty_batch()
@@ -596,56 +558,7 @@ class RolloutStream(IterableDataset):
         return out, [self._assembly_pairs(out, slot_set) for slot_set in range(2)]
 
     def _empty_batch(self) -> TensorDict:
-        N, T = self.num_envs, self.steps_per_batch
-        device = self.device
-        obs_dtype, obs_shape, _ = self._layout["observation"]
-        # episode_return, episode_length and the family's extras ride along under "next".
-        core = set(FIXED_KEYS) - {"episode_return", "episode_length"}
-        self._next_keys = [key for key in self._layout if key not in core]
-        flag = lambda: torch.zeros((N, T, 1), dtype=torch.bool, device=device)  # noqa: E731
-        nxt = {"observation": torch.empty((N, T, *obs_shape), dtype=obs_dtype, device=device),
-               "reward": torch.empty((N, T, 1), dtype=torch.float32, device=device),
-               "done": flag(), "terminated": flag(), "truncated": flag()}
-        for key in self._next_keys:
-            dtype, shape, _ = self._layout[key]
-            nxt[key] = torch.empty((N, T, *shape), dtype=dtype, device=device)
-        out = {"observation": torch.empty((N, T, *obs_shape), dtype=obs_dtype, device=device),
-               "env_id": torch.arange(N, device=device).unsqueeze(1).expand(N, T).clone(),
-               # Same-step autoreset: an observation at the root never ends an episode.
-               "done": flag(), "terminated": flag(), "truncated": flag(),
-               "next": TensorDict(nxt, batch_size=[N, T], device=device)}
-        for key, value in self._policy_outputs[0].items():
-            out[key] = torch.empty((N, T, *value.shape[2:]), dtype=value.dtype, device=device)
-        return TensorDict(out, batch_size=[N, T], device=device)
-
-
-# NOTE [Records]: assembling a batch transposes every key from step-major to
-# env-major. torch copies a small trailing dim (CartPole's 4 floats) one
-# element at a time, with its loop overhead per record; viewed as one
-# 16-byte element per record, the same copy is a plain 2D transpose and ran
-# 9x faster (256 envs x 64 steps). So each record is viewed as the widest
-# whole element its size and alignment allow.
-_RECORD_DTYPES = (torch.complex128, torch.int64, torch.int32, torch.int16, torch.uint8)
-
-
-def _as_records(destination: torch.Tensor, source: torch.Tensor, batch_dims: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(destination, source) of equal shape ``[*batch, *record]``, each record contiguous, re-viewed as
-    ``[*batch, k]`` of the widest element that divides the records (``[*batch]`` when one element fits)."""
-    if destination.device.type != "cpu":
-        return destination, source  # copies on the GPU are fast as they are
-    pair = []
-    for tensor in (destination, source):
-        bytes_ = tensor.unsqueeze(-1) if tensor.dim() == batch_dims else tensor.flatten(batch_dims)
-        pair.append(bytes_.view(torch.uint8))
-    for dtype in _RECORD_DTYPES:
-        try:
-            wide = [bytes_.view(dtype) for bytes_ in pair]
-        except RuntimeError:  # the record size, an offset or a stride is not a multiple of this width
-            continue
-        if wide[0].shape[-1] == 1:
-            wide = [tensor.squeeze(-1) for tensor in wide]
-        return wide[0], wide[1]
-    raise AssertionError("every record is a whole number of bytes")
+        return empty_batch(self.num_envs, self.steps_per_batch, self._layout, self._policy_outputs[0], self.device)
 
 
 def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_batch: int,

@@ -472,7 +472,7 @@ def train(args: Args) -> dict:
     if writer is not None:
         writer.close()
     del stream  # closes the pools
-    evaluation = evaluate(agent, args, device) if args.eval_games else None
+    evaluation = play_fresh_games(agent, args, device) if args.eval_games else None
     result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall, "evaluation": evaluation,
               "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
               "target_return": args.target_return, "seconds_to_target": reached, "frames_per_s": frames / wall,
@@ -483,7 +483,7 @@ def train(args: Args) -> dict:
 
 
 @torch.no_grad()
-def evaluate(agent: Policy, args: Args, device: torch.device) -> dict:
+def play_fresh_games(agent: Policy, args: Args, device: torch.device) -> dict:
     """Plays args.eval_games fresh episodes, one per env, with seeds training never used.
 
     Actions are sampled from the trained policy, as during training; rewards are the
