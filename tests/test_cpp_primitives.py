@@ -1,4 +1,4 @@
-"""C++ unit tests of the core's waiting primitives (tests/cpp/*_test.cpp), compiled and run here."""
+"""C++ unit tests of the core's primitives (tests/cpp/*_test.cpp), compiled and run here."""
 
 import os
 import shutil

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -263,5 +264,22 @@ struct EnvSlot {
     return extras;
   }
 };
+
+// The EnvFailure of the envs among `ids` whose slot holds a message; the
+// messages are taken from the slots (NOTE [Env failures]).
+template <class Slot>
+EnvFailure take_failures(const std::vector<std::unique_ptr<Slot>>& slots, size_t block, const int64_t* ids,
+                         size_t count) {
+  std::vector<int64_t> failed;
+  std::vector<std::string> messages;
+  for (size_t i = 0; i < count; ++i) {
+    Slot& slot = *slots[ids[i]];
+    if (slot.failure.empty()) continue;
+    failed.push_back(ids[i]);
+    messages.push_back(std::move(slot.failure));
+    slot.failure.clear();
+  }
+  return EnvFailure(block, count, std::move(failed), std::move(messages));
+}
 
 }  // namespace torchpool

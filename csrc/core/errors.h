@@ -6,6 +6,7 @@
 // in episode.h), never on the thread that ran them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,24 @@ struct EnvFailure : std::runtime_error {
       text += (i ? "\n" : "") + std::string("env ") + std::to_string(ids[i]) + ": " + texts[i];
     return text;
   }
+};
+
+// How many rows of each ring block, and of reset()'s batch (kResetBatch), hold
+// a failure. Workers add to a count before they count the rows themselves and
+// the caller reads it only after it saw every row (FillCounter's release and
+// acquire), so relaxed order suffices.
+class FailureCounts {
+ public:
+  explicit FailureCounts(size_t blocks) : counts_(blocks + 1) {}  // zeroed: atomics value-initialize (C++20)
+  void add(size_t block, int32_t rows) {
+    if (rows > 0) at(block).fetch_add(rows, std::memory_order_relaxed);
+  }
+  int32_t take(size_t block) { return at(block).exchange(0, std::memory_order_relaxed); }
+  void set(size_t block, int32_t rows) { at(block).store(rows, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int32_t>& at(size_t block) { return block == EnvFailure::kResetBatch ? counts_.back() : counts_[block]; }
+  std::vector<std::atomic<int32_t>> counts_;
 };
 
 }  // namespace torchpool

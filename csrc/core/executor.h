@@ -57,7 +57,7 @@ class Executor final : public ExecutorBase {
   Executor(const Config& config, const ExecutorOptions& options)
       : options_(options),
         model_(config),
-        spec_(make_spec(model_, options)),
+        spec_(model_.spec(options.obs_dtype).with_time_limit(options.max_episode_steps)),
         block_layout_(output_fields(spec_, options.autoreset), options.batch_size),
         reset_layout_(output_fields(spec_, options.autoreset), options.num_envs),
         rules_(EpisodeRules::of(spec_, options.autoreset)),
@@ -68,7 +68,7 @@ class Executor final : public ExecutorBase {
         all_ids_(options.num_envs),
         actions_(spec_.action, options.num_envs),
         discard_(options.num_envs),
-        block_failures_(options.num_blocks) {
+        failures_(options.num_blocks) {
     if (spec_.extras.size() > kMaxExtras) throw std::logic_error("too many extra fields");
     ScheduleInput input{spec_.step_cost_ns, options.num_envs,   options.batch_size,  options.num_threads,
                         /*substeps=*/0,     options.spin.polls, options.schedule_off};
@@ -152,7 +152,7 @@ class Executor final : public ExecutorBase {
     books_.received -= options_.batch_size;
     ring_.filled(block).restore(ring_.target());
     if (!undo.env_ids.empty()) {  // the failures it raised are raised again
-      block_failures_[block].store(static_cast<int32_t>(undo.env_ids.size()), std::memory_order_relaxed);
+      failures_.set(block, static_cast<int32_t>(undo.env_ids.size()));
       for (size_t i = 0; i < undo.env_ids.size(); ++i) slots_[undo.env_ids[i]]->failure = undo.messages[i];
     }
     books_.mark(block_env_ids(block), options_.batch_size, 1);
@@ -171,7 +171,7 @@ class Executor final : public ExecutorBase {
     wait_or_discard(Abandoned::kReset, 0, ids, count, check);
     reset_filled_.clear();
     books_.mark(ids, count, 0);
-    if (reset_failures_.exchange(0, std::memory_order_relaxed) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
+    if (failures_.take(EnvFailure::kResetBatch) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
   }
 
   bool wakes_workers(size_t count) const override { return plan_.wakes_workers(count); }
@@ -210,12 +210,6 @@ class Executor final : public ExecutorBase {
     env.advance(action);
     env.substeps();
   };
-
-  static EnvSpec make_spec(const Model& model, const ExecutorOptions& options) {
-    EnvSpec spec = model.spec(options.obs_dtype);
-    if (options.max_episode_steps >= 0) spec.max_episode_steps = options.max_episode_steps;
-    return spec;
-  }
 
   // ---- caller side -------------------------------------------------------
 
@@ -374,12 +368,8 @@ class Executor final : public ExecutorBase {
       slots_[id]->failure.clear();           // the failed env is still reset before it steps again
       slots_[id]->has_pending_seed = false;  // an interrupted reset(seed=...) leaves no seed behind
     }
-    if (block_kind) {
-      block_failures_[abandoned.block].store(0, std::memory_order_relaxed);
-      books_.received += options_.batch_size;
-    } else {
-      reset_failures_.store(0, std::memory_order_relaxed);
-    }
+    failures_.set(block_kind ? abandoned.block : EnvFailure::kResetBatch, 0);
+    if (block_kind) books_.received += options_.batch_size;
     abandoned.kind = Abandoned::kNone;
   }
 
@@ -391,8 +381,7 @@ class Executor final : public ExecutorBase {
     ring_.filled(block).clear();
     books_.received += options_.batch_size;
     // The rows' failures were counted before the rows themselves (FillCounter's acquire).
-    if (block_failures_[block].exchange(0, std::memory_order_relaxed) > 0)
-      throw_failures(block, ids, options_.batch_size);
+    if (failures_.take(block) > 0) throw_failures(block, ids, options_.batch_size);
   }
 
   // The envs whose rows a complete block holds, in row order. In a sync pool
@@ -407,20 +396,12 @@ class Executor final : public ExecutorBase {
     return block_ids_.data();
   }
 
-  // Throws EnvFailure for the envs among `ids` whose row holds a failure.
+  // Throws EnvFailure for the envs among `ids` whose row holds a failure, kept for undo_recv().
   [[noreturn]] void throw_failures(size_t block, const int64_t* ids, size_t count) {
-    std::vector<int64_t> failed;
-    std::vector<std::string> messages;
-    for (size_t i = 0; i < count; ++i) {
-      Slot& slot = *slots_[ids[i]];
-      if (slot.failure.empty()) continue;
-      failed.push_back(ids[i]);
-      messages.push_back(std::move(slot.failure));
-      slot.failure.clear();
-    }
-    books_.undo.env_ids = failed;  // kept for undo_recv()
-    books_.undo.messages = messages;
-    throw EnvFailure(block, count, std::move(failed), std::move(messages));
+    EnvFailure failure = take_failures(slots_, block, ids, count);
+    books_.undo.env_ids = failure.env_ids;
+    books_.undo.messages = failure.messages;
+    throw failure;
   }
 
   void check_state_access(size_t env_id) const {
@@ -462,7 +443,7 @@ class Executor final : public ExecutorBase {
         if (!discarded(env_id)) failures += run_env(env_id, Op::kResetInto, reset_targets_, item.position + i) ? 0 : 1;
         env_id = following;
       }
-      if (failures > 0) reset_failures_.fetch_add(failures, std::memory_order_relaxed);  // published by add()
+      failures_.add(EnvFailure::kResetBatch, failures);
       reset_filled_.add(static_cast<int32_t>(item.count), reset_target_);
       return;
     }
@@ -495,8 +476,7 @@ class Executor final : public ExecutorBase {
   bool discarded(int32_t env_id) const { return discard_[env_id].load(std::memory_order_relaxed) != 0; }
 
   void publish(size_t block, int32_t rows, int32_t failures) {
-    // relaxed: the release of add() publishes it with the rows.
-    if (failures > 0) block_failures_[block].fetch_add(failures, std::memory_order_relaxed);
+    failures_.add(block, failures);
     ring_.filled(block).add(rows, ring_.target());
   }
 
@@ -530,9 +510,7 @@ class Executor final : public ExecutorBase {
 
   // Per env, set by the caller of an interrupted call: skip the env's row.
   std::vector<std::atomic<uint8_t>> discard_;  // zeroed: atomics value-initialize (C++20)
-  // Per block, and for reset(): rows holding a failure (NOTE [Env failures]).
-  std::vector<std::atomic<int32_t>> block_failures_;
-  std::atomic<int32_t> reset_failures_{0};
+  FailureCounts failures_;  // rows holding a failure, per block and for reset() (NOTE [Env failures])
 
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> workers_;

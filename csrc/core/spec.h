@@ -75,6 +75,13 @@ struct EnvSpec {
   // Nanoseconds one step costs, roughly; the executor sizes work chunks from it
   // so cheap envs run as tight loops (see docs/design.md, "The rules the core keeps").
   double step_cost_ns = 1000.0;
+
+  // The pool's time limit: steps < 0 keeps the family's default, 0 means none.
+  EnvSpec with_time_limit(int64_t steps) const {
+    EnvSpec spec = *this;
+    if (steps >= 0) spec.max_episode_steps = steps;
+    return spec;
+  }
 };
 
 // Task kwargs, already validated and completed with defaults by
