@@ -124,4 +124,12 @@ class StepOutput {
   uint8_t* const* extras_;
 };
 
+// A family whose step is a run of substeps, begun one at a time with
+// advance() (NOTE [Split tail]).
+template <class Env>
+concept SplitsSteps = requires(Env& env, const Action& action) {
+  env.advance(action);
+  env.substeps();
+};
+
 }  // namespace torchpool

@@ -188,14 +188,9 @@ class Executor final : public ExecutorBase {
   }
 
   // State injection (parity tests), for families that support it (EnvSlot::state).
-  std::vector<double> get_state(size_t env_id) const override {
-    check_state_access(env_id);
-    return slots_[env_id]->state();
-  }
-
+  std::vector<double> get_state(size_t env_id) const override { return slots_[books_.idle(env_id)]->state(); }
   void set_state(size_t env_id, const std::vector<double>& state) override {
-    check_state_access(env_id);
-    slots_[env_id]->set_state(state);
+    slots_[books_.idle(env_id)]->set_state(state);
   }
 
   void close() override {
@@ -205,11 +200,7 @@ class Executor final : public ExecutorBase {
   }
 
  private:
-  // NOTE [Split tail]: a family whose step is a run of substeps begins them one at a time with advance().
-  static constexpr bool kCanSplit = requires(Env& env, const Action& action) {
-    env.advance(action);
-    env.substeps();
-  };
+  static constexpr bool kCanSplit = SplitsSteps<Env>;  // NOTE [Split tail]
 
   // ---- caller side -------------------------------------------------------
 
@@ -356,7 +347,7 @@ class Executor final : public ExecutorBase {
   void settle(const InterruptCheck& check) {
     books_.undo.block = -1;
     books_.undo.env_ids.clear();
-    Ledger::Abandoned& abandoned = books_.abandoned;
+    Abandoned& abandoned = books_.abandoned;
     if (abandoned.kind == Abandoned::kNone) return;
     const bool block_kind = abandoned.kind == Abandoned::kBlock;
     FillCounter& counter = block_kind ? ring_.filled(abandoned.block) : reset_filled_;
@@ -402,12 +393,6 @@ class Executor final : public ExecutorBase {
     books_.undo.env_ids = failure.env_ids;
     books_.undo.messages = failure.messages;
     throw failure;
-  }
-
-  void check_state_access(size_t env_id) const {
-    if (env_id >= options_.num_envs) throw InputError("env id " + std::to_string(env_id) + " is out of range");
-    if (books_.in_flight(static_cast<int64_t>(env_id)))
-      throw InputError("env " + std::to_string(env_id) + " is in flight");
   }
 
   // ---- worker side -------------------------------------------------------

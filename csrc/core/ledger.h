@@ -43,6 +43,13 @@ class Ledger {
     if (!problem.empty()) throw InputError(problem);
   }
 
+  // `id`, if it is in range and idle (state injection); else InputError.
+  size_t idle(size_t id) const {
+    if (id >= in_flight_.size()) throw InputError("env id " + std::to_string(id) + " is out of range");
+    if (in_flight_[id]) throw InputError("env " + std::to_string(id) + " is in flight");
+    return id;
+  }
+
   // 1 while an env's result is not yet received, 0 once it is.
   bool in_flight(int64_t id) const { return in_flight_[id] != 0; }
   void mark(const int64_t* ids, size_t count, uint8_t value) {

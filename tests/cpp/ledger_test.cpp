@@ -43,6 +43,19 @@ int main() {
         refusal(books, {1, 2}).c_str());
   // The first id in flight is named, whatever comes before it.
   CHECK(refusal(books, {3, 0}).find("env 0 already has an action in flight") == 0, "in-flight check");
+  CHECK(books.idle(1) == 1, "an idle env's state may be read");
+  try {
+    books.idle(2);
+    CHECK(false, "idle() let an env in flight through");
+  } catch (const InputError& error) {
+    CHECK(std::string(error.what()) == "env 2 is in flight", "got '%s'", error.what());
+  }
+  try {
+    books.idle(4);
+    CHECK(false, "idle() let an id out of range through");
+  } catch (const InputError& error) {
+    CHECK(std::string(error.what()) == "env id 4 is out of range", "got '%s'", error.what());
+  }
   books.mark(sent, 2, 0);
   CHECK(refusal(books, {0, 1, 2, 3}).empty(), "envs marked idle are accepted again");
 
