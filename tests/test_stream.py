@@ -264,6 +264,17 @@ def test_policy_extras_are_stored_next_to_the_action():
     assert torch.equal(batch["state_value"], batch["observation"].sum(-1, keepdim=True))
 
 
+@pytest.mark.parametrize("container", ["dict", "TensorDict"])
+def test_a_policy_returning_a_mapping_gives_action_and_extras(container):
+    def policy(observation):
+        out = {"action": lean_right(observation), "state_value": observation.sum(-1, keepdim=True)}
+        return out if container == "dict" else TensorDict(out, batch_size=observation.shape[:1])
+
+    (batch,) = list(torchpool.stream("CartPole-v1", policy, num_envs=4, frames_per_batch=12, total_frames=12))
+    assert torch.equal(batch["action"], lean_right(batch["observation"].flatten(0, 1)).view(4, 3))
+    assert torch.equal(batch["state_value"], batch["observation"].sum(-1, keepdim=True))
+
+
 def test_a_tensordict_module_policy_writes_action_and_extras():
     from tensordict.nn import TensorDictModule
 

@@ -41,9 +41,7 @@ def policy_result(out: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         if len(out) != 2 or not isinstance(out[1], Mapping):
             raise TypeError("a policy returning a tuple must return (action, dict_of_extras)")
         return out[0], dict(out[1])
-    from tensordict import TensorDictBase
-
-    if isinstance(out, (Mapping, TensorDictBase)):
+    if isinstance(out, Mapping):  # a TensorDict is a Mapping too
         if "action" not in out.keys():
             raise KeyError(f"the policy returned {list(out.keys())} but no 'action'")
         return out["action"], {key: out[key] for key in out.keys() if key != "action"}
