@@ -331,10 +331,8 @@ class Executor final : public ExecutorBase {
   // keep their new state. A second Ctrl-C during that short wait leaves the
   // call abandoned (Ledger::abandoned), and the next call settles it first.
   void wait_or_discard(int kind, size_t block, const int64_t* ids, size_t count, const InterruptCheck& check) {
-    FillCounter& counter = kind == Abandoned::kBlock ? ring_.filled(block) : reset_filled_;
-    const int32_t target = kind == Abandoned::kBlock ? ring_.target() : reset_target_;
     try {
-      wait_until(counter, target, check);
+      wait_until(filled_of(kind, block), target_of(kind), check);
     } catch (...) {
       books_.abandoned = {kind, block, std::vector<int64_t>(ids, ids + count)};
       for (size_t i = 0; i < count; ++i) discard_[ids[i]].store(1, std::memory_order_relaxed);
@@ -343,6 +341,12 @@ class Executor final : public ExecutorBase {
     }
   }
 
+  // What a sync step() (kBlock: its ring block) or a reset() waits on, and the count it waits for.
+  FillCounter& filled_of(int kind, size_t block) {
+    return kind == Abandoned::kBlock ? ring_.filled(block) : reset_filled_;
+  }
+  int32_t target_of(int kind) const { return kind == Abandoned::kBlock ? ring_.target() : reset_target_; }
+
   // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
   void settle(const InterruptCheck& check) {
     books_.undo.block = -1;
@@ -350,8 +354,8 @@ class Executor final : public ExecutorBase {
     Abandoned& abandoned = books_.abandoned;
     if (abandoned.kind == Abandoned::kNone) return;
     const bool block_kind = abandoned.kind == Abandoned::kBlock;
-    FillCounter& counter = block_kind ? ring_.filled(abandoned.block) : reset_filled_;
-    wait_until(counter, block_kind ? ring_.target() : reset_target_, check);  // may throw again: still abandoned
+    FillCounter& counter = filled_of(abandoned.kind, abandoned.block);
+    wait_until(counter, target_of(abandoned.kind), check);  // may throw again: still abandoned
     counter.clear();
     books_.mark(abandoned.ids.data(), abandoned.ids.size(), 0);
     for (const int64_t id : abandoned.ids) {
