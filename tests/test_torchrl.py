@@ -386,6 +386,19 @@ def test_pickle_rebuilds_from_constructor_arguments():
     clone.close()
 
 
+def test_pickled_copies_get_distinct_seeds():
+    # NOTE [Seeds of copies]: copy k of an env seeded s seeds its envs from s + k * num_envs.
+    env = TorchPoolEnv("CartPole-v1", 3, seed=5)
+    first, second, third = (pickle.loads(pickle.dumps(env)) for _ in range(3))
+    with Pool("CartPole-v1", num_envs=9, seed=5) as pool:
+        expected = pool.reset()["observation"]
+    for k, copy in enumerate((first, second, third)):
+        assert torch.equal(copy.reset()["observation"], expected[3 * k:3 * k + 3]), \
+            f"copy {k} of an env with seed=5 must seed its envs 5 + {3 * k} + i"
+        copy.close()
+    env.close()
+
+
 def test_partial_steps_raise_a_clear_error():
     env = TorchPoolEnv("CartPole-v1", 2)
     td = env.reset()
@@ -430,6 +443,46 @@ def test_multiprocess_collectors(collector_class):
         collector.shutdown()
     assert len(batches) == 3
     assert sum(check_transitions(batch, reward_per_step=1.0) for batch in batches) > 0
+
+
+def first_batch_of_two_workers(envs: list, seed: int | None = None) -> TensorDictBase:
+    """The first batch of a MultiSyncCollector over ``envs`` (2 envs each), stacked: [worker, env, time]."""
+    collector = MultiSyncCollector(envs, td_policy(HashPolicy(num_actions=2)), frames_per_batch=2 * 2 * 8,
+                                   total_frames=2 * 2 * 8, cat_results="stack", **NO_AUTO_TRANSFORMS)
+    try:
+        if seed is not None:
+            collector.set_seed(seed)
+        return next(iter(collector)).clone()
+    finally:
+        collector.shutdown()
+
+
+def test_copies_of_one_env_in_a_multi_collector_collect_different_data():
+    # The same env (default seed=0) twice: each worker gets a pickled copy,
+    # and a deterministic policy would repeat one copy's data in the other.
+    env = TorchPoolEnv("CartPole-v1", 2, num_threads=1)
+    batch = first_batch_of_two_workers([env, env])
+    assert batch.shape == (2, 2, 8)
+    assert not torch.equal(batch[0]["observation"], batch[1]["observation"]), \
+        "two copies of one env collected identical data"
+    with Pool("CartPole-v1", num_envs=4, seed=0) as pool:
+        expected = pool.reset()["observation"]
+    first = torch.cat([batch[0]["observation"][:, 0], batch[1]["observation"][:, 0]])
+    assert torch.equal(first, expected), "copy k must seed its envs seed + k * num_envs + i, like one pool of 4"
+    check_transitions(batch, reward_per_step=1.0)
+    env.close()
+
+
+def test_collector_set_seed_is_reproducible_and_seeds_workers_apart():
+    # ("collector", "traj_ids") numbers trajectories in the order workers report: not data.
+    runs = [first_batch_of_two_workers([TorchPoolEnv("CartPole-v1", 2, num_threads=1)] * 2, seed=7).exclude("collector")
+            for _ in range(2)]
+    assert (runs[0] == runs[1]).all(), "the same collector seed must give the same data"
+    assert not torch.equal(runs[0][0]["observation"], runs[0][1]["observation"]), \
+        "collector.set_seed must give each worker its own seed"
+    with Pool("CartPole-v1", num_envs=2, seed=7) as pool:
+        assert torch.equal(runs[0][0]["observation"][:, 0], pool.reset()["observation"]), \
+            "worker 0 must be seeded with the collector's seed"
 
 
 DISTRIBUTED_SCRIPT = textwrap.dedent("""

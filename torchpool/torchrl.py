@@ -90,7 +90,12 @@ class TorchPoolEnv(EnvBase):
     observations; ``reset(seed=s)`` does both in one call.
 
     Pickling (collectors spawning workers) rebuilds the env from its
-    constructor arguments; the live pool is never pickled.
+    constructor arguments; the live pool is never pickled. Copies get
+    distinct seeds (NOTE [Seeds of copies]): the first copy of an env made
+    with ``seed=s`` is seeded ``s`` like the original, copy ``k`` seeds its
+    env ``i`` with ``s + k * num_envs + i``, as if the copies were slices of
+    one pool of ``(k + 1) * num_envs`` envs. ``collector.set_seed(s)`` then
+    reseeds every worker's copy with its own seed (torchrl chains them).
     """
 
     def __init__(self, env_id: str, num_envs: int, device: torch.device | str | None = None,
@@ -100,6 +105,7 @@ class TorchPoolEnv(EnvBase):
             pinned = device is not None and torch.device(device).type == "cuda"  # a pool that feeds a GPU pins
             pool = Pool(env_id, num_envs=num_envs, **{"pin_memory": pinned, **make_kwargs})
             self._constructor = (env_id, num_envs, device, dict(make_kwargs))
+            self._copies = 0  # pickled copies made so far; NOTE [Seeds of copies]
         else:
             pool = _pool
             self._constructor = None  # see __reduce__
@@ -321,6 +327,16 @@ class TorchPoolEnv(EnvBase):
                 "a TorchPoolEnv made with from_pool() cannot be pickled (a Pool does not record its seed); "
                 "give collectors TorchPoolEnv(env_id, num_envs, **make_kwargs) or a function that builds one")
         env_id, num_envs, device, make_kwargs = self._constructor
+        # NOTE [Seeds of copies]: MultiSyncCollector([env, env], ...) pickles
+        # the env once per worker. Copies rebuilt with the same seed would step
+        # the same episodes and collect the same data, silently (torchrl seeds
+        # workers only when told to: collector.set_seed). So copy k starts
+        # where copy k - 1's seeds end: seed + k * num_envs. Workers are
+        # pickled in order, so a run stays reproducible.
+        copy, self._copies = self._copies, self._copies + 1
+        if copy:
+            seed = int(make_kwargs.get("seed", 0)) + copy * num_envs
+            make_kwargs = {**make_kwargs, "seed": seed}
         return functools.partial(TorchPoolEnv, env_id, num_envs, device, **make_kwargs), ()
 
     def __repr__(self) -> str:
