@@ -399,6 +399,16 @@ def test_pickled_copies_get_distinct_seeds():
     env.close()
 
 
+def test_step_without_an_action_raises_a_key_error():
+    env = TorchPoolEnv("CartPole-v1", 2)
+    td = env.reset()
+    with pytest.raises(KeyError, match="'action'"):
+        env.step(td)
+    td["action"] = torch.zeros(2, dtype=torch.int64)
+    assert env.step(td)["next", "reward"].shape == (2, 1), "the env must still step after the refused call"
+    env.close()
+
+
 def test_partial_steps_raise_a_clear_error():
     env = TorchPoolEnv("CartPole-v1", 2)
     td = env.reset()

@@ -174,7 +174,11 @@ class TorchPoolEnv(EnvBase):
             raise NotImplementedError(
                 "TorchPoolEnv steps all its envs in every call and cannot step a subset ('_step' mask); "
                 "use rollout(break_when_any_done=True) or break_when_any_done=False, not break_when_all_done")
-        action = tensordict.get("action")
+        action = tensordict.get("action", None)
+        if action is None:
+            raise KeyError(
+                f"TorchPoolEnv.step() needs an 'action' entry in the tensordict, got keys "
+                f"{sorted(map(str, tensordict.keys()))}; set td['action'] (a policy writes it, or env.rand_action(td))")
         if action.device.type != "cpu":
             action = action.cpu()  # blocks until the policy's action exists: nothing to overlap with
         self._wait_for_copies()
