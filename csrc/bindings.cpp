@@ -109,9 +109,20 @@ std::atomic<uint64_t> fork_generation{0};
 
 py::object env_error_factory;  // torchpool.errors._from_core, set at import
 
+// Test hook (torchpool.testing.inject_interrupts): every k-th poll raises
+// KeyboardInterrupt as a Ctrl-C landing there would, so the tests reach the
+// second-Ctrl-C paths deterministically. Read and written with the GIL held.
+int64_t inject_every = 0;
+int64_t polls_since_injected = 0;
+
 // Polls for Ctrl-C while C++ sleeps with the GIL released.
 void check_signals() {
   py::gil_scoped_acquire gil;
+  if (inject_every > 0 && ++polls_since_injected >= inject_every) {
+    polls_since_injected = 0;
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
@@ -212,6 +223,7 @@ class PoolCore {
   void set_block(size_t block, uintptr_t base, py::object owner) {
     Call call(*this, "set_block");
     check_block(block);
+    settle_first();  // an abandoned step's rows may still land in this block
     executor_->set_block(block, reinterpret_cast<uint8_t*>(base));
     owners_[block] = std::move(owner);
   }
@@ -220,6 +232,7 @@ class PoolCore {
   void set_block_targets(size_t block, uintptr_t table, py::object owner) {
     Call call(*this, "set_block_targets");
     check_block(block);
+    settle_first();  // an abandoned step's rows may still land in this block
     const auto* entries = reinterpret_cast<const int64_t*>(table);
     FieldTargets targets;
     for (size_t i = 0; i < executor_->block_layout().fields().size(); ++i) {
@@ -232,6 +245,7 @@ class PoolCore {
 
   void set_reset_buffer(uintptr_t base, py::object owner) {
     Call call(*this, "set_reset_buffer");
+    settle_first();  // an abandoned reset() may still write the old buffer
     executor_->set_reset_buffer(reinterpret_cast<uint8_t*>(base));
     reset_owner_ = std::move(owner);
   }
@@ -244,6 +258,7 @@ class PoolCore {
 
   void send(uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
     Call call(*this, "send");
+    settle_first();
     executor_->send(address<void>(actions), static_cast<Dtype>(dtype), address<int64_t>(ids), count);
   }
 
@@ -269,6 +284,7 @@ class PoolCore {
 
   void async_reset(uintptr_t ids, size_t count) {
     Call call(*this, "async_reset");
+    settle_first();
     executor_->async_reset(address<int64_t>(ids), count);
   }
 
@@ -309,6 +325,14 @@ class PoolCore {
 
   py::object owner_of(size_t block) const { return owners_[block]; }
 
+  // The calls that do not wait still finish an abandoned call first (it waits
+  // up to one env step per thread): without the GIL, polling for Ctrl-C.
+  void settle_first() {
+    if (!executor_->must_settle()) return;
+    py::gil_scoped_release release;
+    executor_->settle(check_signals);
+  }
+
   // Runs f, turning an EnvFailure into torchpool.EnvError with its batch.
   template <class F>
   size_t guarded(F&& f) {
@@ -339,6 +363,9 @@ PYBIND11_MODULE(_core, m) {
 #if defined(__unix__) || defined(__APPLE__)
   pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); });
 #endif
+  m.def(
+      "_inject_interrupts", [](int64_t every) { inject_every = every, polls_since_injected = 0; },
+      "test hook: every k-th Ctrl-C poll of a waiting call raises KeyboardInterrupt (0: off)");
   m.def("set_env_error_factory", [](py::object factory) { env_error_factory = std::move(factory); });
   // The factory outlives every pool; drop it before the interpreter finalizes.
   m.add_object("_cleanup", py::capsule([] { env_error_factory = py::object(); }));
@@ -351,6 +378,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("reset_bytes", [](PoolCore& c) { return c.executor().reset_layout().bytes(); })
       .def_property_readonly("rows_sent", [](PoolCore& c) { return c.executor().rows_sent(); })
       .def_property_readonly("rows_received", [](PoolCore& c) { return c.executor().rows_received(); })
+      .def_property_readonly("in_flight", [](PoolCore& c) { return c.executor().in_flight(); })
       .def_property_readonly("next_block", [](PoolCore& c) { return c.executor().next_block(); })
       .def_property_readonly("inherited", &PoolCore::inherited)
       .def("set_block", &PoolCore::set_block)

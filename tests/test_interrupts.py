@@ -12,6 +12,9 @@ import subprocess
 import sys
 
 import pytest
+import torch
+
+import torchpool
 
 HARNESS = os.path.join(os.path.dirname(__file__), "interrupt_harness.py")
 
@@ -56,3 +59,89 @@ def test_interrupts_at_random_points_leave_the_pool_usable(call, env, num_envs, 
     assert report["calls"] > report["interrupts"], f"no call completed between interrupts: {report}"
     # Prompt: an env step here is at most 3 ms, so anything near a second means a wait that ignored Ctrl-C.
     assert report["worst_latency"] < 1.0 * slowdown, report
+
+
+# A probe step sleeping up to 40 ms: longer than the 20 ms slices a waiting
+# caller sleeps in, so each wait polls for Ctrl-C once or more (the workers
+# step it: the declared cost is over the caller's 10 ms).
+SLOW_PROBE = {"max_sleep_us": 40_000.0, "episode_length": 1000}
+
+
+class ProbeRows:
+    """Per env: a step row's total steps go up; a reset row's (steps in episode 0) do not go down."""
+
+    def __init__(self, num_envs: int):
+        self.totals = [-1] * num_envs
+
+    def check(self, td) -> None:
+        rows = zip(td["env_id"].tolist(), td["observation"][:, 0].tolist(), td["observation"][:, 3].tolist())
+        for env_id, episode_steps, total in rows:
+            last = self.totals[env_id]
+            fresh = total > last or (episode_steps == 0 and total == last)
+            assert fresh, f"env {env_id}: total steps {last} -> {total} (a stale or repeated row)"
+            self.totals[env_id] = total
+
+
+@pytest.mark.parametrize("abandoned", ["step", "reset"])
+def test_a_call_abandoned_by_a_second_interrupt_is_settled_by_the_next_call(abandoned):
+    """Ctrl-C in step()/reset(), and again while it winds down: the next call settles it, interruptibly.
+
+    With every poll interrupted, the interrupted call cannot wait out its
+    running envs and is abandoned (NOTE [Interrupted calls]); then send() and
+    async_reset(), which settle it first, are interrupted too, queueing
+    nothing. With the interrupts off, the next call settles and works.
+    """
+    from torchpool.testing import inject_interrupts
+
+    rows = ProbeRows(4)
+    action = torch.ones(4, dtype=torch.int64)
+    # Steps of up to 200 ms: the envs running when the first poll (20 ms in)
+    # is interrupted are still running at the wind-down's first poll.
+    with torchpool.make("_Probe-v0", num_envs=4, num_threads=2, max_sleep_us=200_000.0, episode_length=1000) as pool:
+        rows.check(pool.reset())
+        rows.check(pool.step(action))
+        with inject_interrupts(1):
+            with pytest.raises(KeyboardInterrupt):
+                pool.step(action) if abandoned == "step" else pool.reset()
+            assert pool.in_flight == 0, "an abandoned call's rows count as in flight"
+            for call in (lambda: pool.send(action), pool.async_reset, lambda: pool.step(action)):
+                with pytest.raises(KeyboardInterrupt):
+                    call()
+                assert pool.in_flight == 0, "an interrupted settle queued work"
+        pool.send(action)
+        assert pool.in_flight == 4
+        rows.check(pool.recv())
+        rows.check(pool.step(action))
+        rows.check(pool.reset())
+
+
+@pytest.mark.parametrize("every", [2, 3])
+def test_interrupts_at_every_kth_poll_never_repeat_or_lose_a_call(every):
+    """Every k-th Ctrl-C poll interrupted, over a mix of calls: rows stay fresh, the pool consistent."""
+    from torchpool.testing import inject_interrupts
+
+    rows = ProbeRows(4)
+    interrupted = {"step": 0, "send": 0, "async_reset": 0, "recv": 0}
+    with torchpool.make("_Probe-v0", num_envs=4, num_threads=2, **SLOW_PROBE) as pool:
+        rows.check(pool.reset())
+        action = torch.ones(4, dtype=torch.int64)
+        with inject_interrupts(every):
+            for turn in range(18):
+                call = ("step", "send", "async_reset")[turn % 3]
+                try:
+                    if call == "step":
+                        rows.check(pool.step(action))
+                        continue
+                    pool.send(action) if call == "send" else pool.async_reset()
+                except KeyboardInterrupt:
+                    interrupted[call] += 1
+                    continue
+                while pool.in_flight:
+                    try:
+                        rows.check(pool.recv())
+                    except KeyboardInterrupt:
+                        interrupted["recv"] += 1
+        assert pool.in_flight == 0
+        rows.check(pool.step(action))
+        rows.check(pool.step(action))
+    assert interrupted["step"] > 0 and interrupted["recv"] > 0, f"too few interrupts landed: {interrupted}"

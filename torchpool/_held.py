@@ -1,19 +1,37 @@
-"""HeldWatch: is anyone but its owner still holding a TensorDict or its memory?
+"""HeldWatch: may the owner write into a TensorDict's memory again?
 
 NOTE [Output ring reuse]
 Tensors handed to the user are views of buffers that are written again later
 (the pool's output ring, the stream's rollout buffers). Before a buffer is
-written again its owner asks ``held()``: if the user still references the
-TensorDict, one of its tensors, or any other tensor viewing the same storage
-(a slice, a ``.view()``), the owner swaps a fresh buffer in and leaves the old
-one to the user. A loop that drops last step's outputs therefore never
-allocates, and a user who keeps them never sees them overwritten.
+written again its owner asks ``reusable()``. It is not when
 
-Held-ness is read from reference counts whose baseline is taken when the
-buffer is made: the TensorDict's Python refcount, each leaf tensor's Python
-refcount (a user holding ``td["observation"]`` holds our own tensor object,
-which no storage count can see), and the C++ use count of each watched
-storage (every view holds its storage).
+* the user still references the TensorDict, one of its tensors, or any other
+  tensor viewing the same storage (a slice, a ``.view()``): the user keeps the
+  buffer, and the owner swaps a fresh one in;
+* the buffer's memory has moved (NOTE [Moved storage]): the owner forgets it
+  for good.
+
+A loop that drops last step's outputs therefore never allocates, and a user
+who keeps them never sees them overwritten.
+
+Held-ness is read from reference counts whose baselines are taken by
+``arm()``, once the owner has dropped its temporaries: the TensorDict's
+Python refcount, each leaf tensor's Python refcount (a user holding
+``td["observation"]`` holds our own tensor object, which no storage count can
+see), and the C++ use count of each watched storage (every view holds its
+storage). The baselines are measured, not assumed, so the check does not
+depend on how a Python version counts a call's own references.
+
+NOTE [Moved storage]
+The C++ workers write through raw addresses taken when a buffer was made.
+``share_memory_()`` (called by a ``torch.multiprocessing`` queue, or by a
+``DataLoader`` worker sending a batch), ``resize_()`` and ``set_()`` on the
+storage replace the memory behind a storage without changing the objects the
+watch counts, and free the old memory: a worker writing to the old address
+corrupts the heap. So ``reusable()`` also compares each storage's address with
+the one the buffer was made with. A moved buffer is never written
+again, even after the user lets it go: shared memory may be mapped by another
+process that still reads it.
 """
 
 from __future__ import annotations
@@ -27,17 +45,21 @@ import torch
 if TYPE_CHECKING:
     from tensordict import TensorDictBase
 
-_storage_use_count = torch._C._storage_Use_Count
+# The C++ use count of a storage: a private torch function. Without it no view
+# can be seen, so every buffer counts as held and is never written again
+# (safe; it only allocates more).
+_storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
 
 
 class HeldWatch:
-    """Owns a TensorDict and tells whether anyone else holds it or its memory.
+    """Owns a TensorDict and tells whether its memory may be written again.
 
     The watch must be the TensorDict's only long-lived owner (others reach it
-    through ``watch.tensordict``), so its refcount baseline is known.
+    through ``watch.tensordict``), and ``arm()`` must be called once the
+    caller holds no other reference to it or its leaves.
     """
 
-    __slots__ = ("tensordict", "_leaves", "_leaf_baselines", "_anchors", "_storages", "_storage_baselines")
+    __slots__ = ("tensordict", "_leaves", "_anchors", "_storages", "_addresses", "_baselines")
 
     def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor] | None = None):
         """``anchors``: one tensor per storage to watch (e.g. the byte buffer all
@@ -49,20 +71,43 @@ class HeldWatch:
         # Python object per call (~1 us per held() on a cold cache), and the
         # anchors keep these storages alive, so the addresses stay valid.
         self._storages = tuple(anchor.untyped_storage()._cdata for anchor in self._anchors)
-        # Baselines are read here, once the caller's temporaries are gone.
-        self._leaf_baselines = self._leaf_uses()
-        self._storage_baselines = self._storage_uses()
+        self._addresses = self._memory()
+        self._baselines = None
+
+    def arm(self) -> HeldWatch:
+        """Takes the reference-count baselines: call once the caller's temporaries are gone."""
+        self._baselines = (sys.getrefcount(self.tensordict), self._leaf_uses(), self._storage_uses())
+        return self
 
     def held(self) -> bool:
-        # 2 = the watch's own reference + getrefcount's argument.
-        return (sys.getrefcount(self.tensordict) > 2
-                or self._storage_uses() != self._storage_baselines
-                or self._leaf_uses() != self._leaf_baselines)
+        """Whether anyone but the watch references the TensorDict, a leaf or a view of its memory."""
+        baselines = self._baselines
+        if baselines is None:
+            raise RuntimeError("HeldWatch.held() before arm()")
+        return (sys.getrefcount(self.tensordict) != baselines[0]
+                or _storage_use_count is None
+                or self._storage_uses() != baselines[2]
+                or self._leaf_uses() != baselines[1])
+
+    def moved(self) -> bool:
+        """Whether the memory behind a watched storage was replaced since the watch was made."""
+        return self._memory() != self._addresses
+
+    def reusable(self) -> bool:
+        """Whether the owner may write into this memory again: not held and not moved."""
+        return not self.held() and not self.moved()
+
+    def _memory(self) -> tuple[int, ...]:
+        # The address alone tells: share_memory_(), set_() and resize_() all
+        # put the storage's bytes at a new address (resize_ copies on the CPU).
+        return tuple(anchor.data_ptr() for anchor in self._anchors)
 
     def _leaf_uses(self) -> tuple[int, ...]:
         # map() passes each tensor straight to getrefcount: no temporary (a zip
         # tuple, a loop variable) adds a reference, so the count is stable.
         return tuple(map(sys.getrefcount, self._leaves))
 
-    def _storage_uses(self) -> tuple[int, ...]:
+    def _storage_uses(self) -> tuple[int, ...] | None:
+        if _storage_use_count is None:
+            return None
         return tuple(map(_storage_use_count, self._storages))

@@ -23,7 +23,7 @@ Layout = list[tuple[str, torch.dtype, tuple[int, ...], int]]
 class OutputTargets:
     """Checked destinations for one step of one pool (see the module docstring)."""
 
-    __slots__ = ("pool", "tensors", "table", "address")
+    __slots__ = ("pool", "tensors", "table", "address", "_bases")
 
     def __init__(self, pool: weakref.ref, tensors: dict[str, torch.Tensor], table: torch.Tensor):
         self.pool = pool  # a weak reference: a later pool may reuse a dead one's id()
@@ -31,6 +31,14 @@ class OutputTargets:
         self.tensors = tensors
         self.table = table  # int64 [keys, 2]: (address, row stride in bytes) in layout order
         self.address = table.data_ptr()
+        self._bases = tuple(tensor.data_ptr() for tensor in tensors.values())
+
+    def moved(self) -> str | None:
+        """The first key whose tensor's memory moved since these targets were made (NOTE [Moved storage])."""
+        for (key, tensor), base in zip(self.tensors.items(), self._bases):
+            if tensor.data_ptr() != base:
+                return key
+        return None
 
     @classmethod
     def for_step(cls, pool: weakref.ref, layout: Layout, num_envs: int,

@@ -105,15 +105,19 @@ class _Buffer:
         from tensordict import TensorDict
 
         self.data = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pin)
-        tensordict = TensorDict(_column_views(self.data, layout, rows), batch_size=[rows])
-        self._watch = HeldWatch(tensordict, anchors=[self.data])
+        self._watch = HeldWatch(TensorDict(_column_views(self.data, layout, rows), batch_size=[rows]),
+                                anchors=[self.data]).arm()
 
     @property
     def tensordict(self) -> TensorDict:
         return self._watch.tensordict
 
-    def held(self) -> bool:
-        return self._watch.held()
+    def reusable(self) -> bool:
+        """Whether the pool may write here again (NOTE [Output ring reuse], NOTE [Moved storage])."""
+        return self._watch.reusable()
+
+    def moved(self) -> bool:
+        return self._watch.moved()
 
 
 class Pool:
@@ -244,7 +248,7 @@ class Pool:
         ids = self._env_ids(env_ids)
         seeds = self._seeds(seed, ids)
         buffer = core.reset_owner()
-        if buffer is None or buffer.held():
+        if buffer is None or not buffer.reusable():
             buffer = _Buffer(core.reset_bytes, core.reset_layout(), self.num_envs, self.pin_memory)
             core.set_reset_buffer(buffer.data.data_ptr(), buffer)
         tensordict = core.reset(ids.data_ptr(), len(ids), 0 if seeds is None else seeds.data_ptr()).tensordict
@@ -290,9 +294,11 @@ class Pool:
     def recv(self) -> TensorDict:
         """Waits for the next ``batch_size`` results and returns them (with ``env_id``)."""
         core = self._live_core()
+        if core.in_flight < self.batch_size:
+            core.recv()  # raises the core's refusal before anything is marked handed out
         block = core.next_block
         # send_into() needs a sync pool, so only there can the next block be a caller's.
-        if not self.is_async and core.owner(block).__class__ is not _Buffer and core.rows_sent != core.rows_received:
+        if not self.is_async and core.owner(block).__class__ is not _Buffer and core.in_flight:
             raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
         self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
         try:
@@ -357,11 +363,16 @@ class Pool:
         core = self._live_core()
         if self.is_async:
             raise RuntimeError(f"{caller}() needs a sync pool (batch_size == num_envs)")
-        if core.rows_sent != core.rows_received:
+        if core.in_flight:
             raise RuntimeError(f"{caller}() needs every env idle, but some are in flight; recv() them first")
         if out.__class__ is OutputTargets:
             if out.pool() is not self:
                 raise ValueError("these output targets were made by another pool's output_targets()")
+            moved = out.moved()
+            if moved is not None:  # NOTE [Moved storage]: the table holds the old, freed addresses
+                raise ValueError(f"output target {moved!r} has moved to other memory since output_targets() "
+                                 "checked it (share_memory_(), resize_() or set_() on its storage): make the "
+                                 "targets again")
         elif (out.__class__ is not torch.Tensor or out.dtype != torch.uint8 or not out.is_cpu
                 or not out.is_contiguous() or out.numel() != core.block_bytes):
             raise ValueError(f"out must be a contiguous CPU uint8 tensor of output_nbytes={core.block_bytes} "
@@ -384,7 +395,7 @@ class Pool:
     def recv_into(self) -> torch.Tensor | OutputTargets:
         """Low-level: waits for the results of the last ``send_into()`` and returns its ``out``."""
         core = self._live_core()
-        if core.rows_sent == core.rows_received or core.owner(core.next_block).__class__ is _Buffer:
+        if not core.in_flight or core.owner(core.next_block).__class__ is _Buffer:
             raise RuntimeError("recv_into() collects a send_into(), but none is in flight")
         try:
             return core.recv()
@@ -462,8 +473,7 @@ class Pool:
     @property
     def in_flight(self) -> int:
         """Envs sent (or async-reset) whose results are not yet received."""
-        core = self._live_core()
-        return core.rows_sent - core.rows_received
+        return self._live_core().in_flight
 
     def __enter__(self) -> Pool:
         return self
@@ -505,27 +515,35 @@ class Pool:
     # forgotten and stays the user's. Reuse hands out the same TensorDict
     # object again, as the ring does.
     def _replacement(self, held: _Buffer) -> _Buffer:
-        """A buffer for a block whose own one the user holds."""
+        """A buffer for a block whose own one the user holds, or whose memory moved."""
         lent = self._lent
-        buffer = lent.popleft() if lent and not lent[0].held() else self._new_buffer()
-        lent.append(held)
+        if lent and lent[0].moved():  # NOTE [Moved storage]: never written again, so never lent back
+            lent.popleft()
+        buffer = lent.popleft() if lent and lent[0].reusable() else self._new_buffer()
+        if not held.moved():
+            lent.append(held)
         if len(lent) > self._lent_limit:
             lent.popleft()
         return buffer
 
     def _reclaim(self, core, block: int) -> None:
-        """Points ``block`` at a buffer nobody else holds before rows land in it."""
+        """Points ``block`` at a buffer nobody else holds, at the address it was made with, before rows land in it."""
         home = self._home[block]
-        if home.held():  # NOTE [Output ring reuse]
+        if not home.reusable():  # NOTE [Output ring reuse]
             home = self._home[block] = self._replacement(home)
         if core.owner(block) is not home:  # a fresh buffer, or back home from a send_into()
             core.set_block(block, home.data.data_ptr(), home)
         self._handed_out[block] = False
 
     def _prepare_rows(self, core, count: int) -> None:
-        """Makes every block that rows [sent, sent + count) land in safe to write."""
+        """Makes every block that rows [sent, sent + count) are the first to land in safe to write.
+
+        A block that rows already in flight land in was prepared with its first
+        row and is left alone: pointing it elsewhere now would split its rows
+        between two buffers (the core refuses that too).
+        """
         sent = core.rows_sent
-        first = sent // self.batch_size
+        first = -(-sent // self.batch_size)
         last = (sent + count - 1) // self.batch_size
         for index in range(first, last + 1):
             block = index % len(self._home)
@@ -598,6 +616,11 @@ class Pool:
             allowed = ", ".join(sorted(str(d) for d in self._action_dtypes))
             raise TypeError(f"{self.env_id}: action dtype must be one of {allowed}, got {action.dtype}")
         return action.detach().to("cpu").contiguous()
+
+
+def _inject_interrupts(every: int) -> None:
+    """Test hook: every ``every``-th Ctrl-C poll of a waiting call raises KeyboardInterrupt (0: off)."""
+    _core._inject_interrupts(every)
 
 
 def _describe(value: Any) -> str:

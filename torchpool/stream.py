@@ -503,12 +503,16 @@ class RolloutStream(IterableDataset):
         """A batch buffer nobody holds, with how it is filled (``make()`` builds a new one)."""
         # A for-loop still holds the previous batch while the next is made, so
         # two output buffers take turns; more only while the consumer keeps batches.
+        # A batch whose memory moved (shared with another process, NOTE [Moved
+        # storage]) is forgotten: its targets point at memory it no longer has.
+        self._outs = [(watch, plan) for watch, plan in self._outs if not watch.moved()]
         for watch, plan in self._outs:
             if not watch.held():
                 return watch, plan
         out, plan = make()  # a helper: none of its temporaries inflate the baselines
         watch = HeldWatch(out)
         del out
+        watch.arm()
         self._outs = self._outs[-1:] + [(watch, plan)]  # older ones are left to the consumer
         return watch, plan
 

@@ -6,15 +6,21 @@ a test arms it just before a pool call and disarms it in the statement after:
 the interrupt lands inside the call (in C++, or in the pool's own Python,
 including right after the core returns) and never inside the test's checks.
 Main thread only (signal handlers live there).
+
+``inject_interrupts(k)`` instead makes every k-th poll for Ctrl-C of a waiting
+call raise ``KeyboardInterrupt``, deterministically: the way to reach a
+second Ctrl-C landing while an interrupted call winds down.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 
 class Interrupter:
@@ -64,3 +70,20 @@ class Interrupter:
 
     def __exit__(self, *exc_info) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def inject_interrupts(every: int) -> Iterator[None]:
+    """Within the block, every ``every``-th Ctrl-C poll of a waiting pool call raises ``KeyboardInterrupt``.
+
+    A waiting call polls each time it wakes from a sleep slice (20 ms), so an
+    env step longer than that is cut short; ``every=2`` also cuts short the
+    wind-down of the call it interrupted (NOTE [Interrupted calls]).
+    """
+    from .pool import _inject_interrupts
+
+    _inject_interrupts(every)
+    try:
+        yield
+    finally:
+        _inject_interrupts(0)

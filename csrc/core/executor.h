@@ -63,7 +63,6 @@ class Executor final : public ExecutorBase {
         rules_(EpisodeRules::of(spec_, options.autoreset)),
         queue_(options.num_envs),
         ring_(options.num_blocks, options.batch_size),
-        tail_(2 * options.num_threads),
         books_(options.num_envs),
         all_ids_(options.num_envs),
         actions_(spec_.action, options.num_envs),
@@ -78,6 +77,7 @@ class Executor final : public ExecutorBase {
                    [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, options_.seed + id, rules_); });
     if constexpr (kCanSplit) input.substeps = slots_[0]->env.substeps();
     plan_ = plan_schedule(input);
+    tail_.allocate(plan_.split_tail_size(options.num_envs));  // only a step of every env holds a tail
     for (size_t id = 0; id < options.num_envs; ++id) all_ids_[id] = static_cast<int64_t>(id);
     for (size_t i = 0; i < plan_.worker_threads; ++i) {
       workers_.emplace_back([this, i] { work(static_cast<int32_t>(i) + 1); });
@@ -91,8 +91,14 @@ class Executor final : public ExecutorBase {
   const ExecutorOptions& options() const override { return options_; }
   const Layout& block_layout() const override { return block_layout_; }
   const Layout& reset_layout() const override { return reset_layout_; }
-  void set_block(size_t block, uint8_t* base) override { ring_.set_targets(block, block_layout_.targets(base)); }
-  void set_block_targets(size_t block, const FieldTargets& targets) override { ring_.set_targets(block, targets); }
+  void set_block(size_t block, uint8_t* base) override {
+    check_no_rows_in_flight(block);
+    ring_.set_targets(block, block_layout_.targets(base));
+  }
+  void set_block_targets(size_t block, const FieldTargets& targets) override {
+    check_no_rows_in_flight(block);
+    ring_.set_targets(block, targets);
+  }
   void set_reset_buffer(uint8_t* base) override { reset_targets_ = reset_layout_.targets(base); }
 
   void send(const void* actions, Dtype dtype, const int64_t* ids, size_t count) override {
@@ -174,10 +180,37 @@ class Executor final : public ExecutorBase {
     if (failures_.take(EnvFailure::kResetBatch) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
   }
 
+  bool must_settle() const override { return books_.abandoned.kind != Abandoned::kNone; }
+
+  // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
+  void settle(const InterruptCheck& check) override {
+    books_.undo.block = -1;
+    books_.undo.env_ids.clear();
+    Abandoned& abandoned = books_.abandoned;
+    if (abandoned.kind == Abandoned::kNone) return;
+    const bool block_kind = abandoned.kind == Abandoned::kBlock;
+    FillCounter& counter = filled_of(abandoned.kind, abandoned.block);
+    wait_until(counter, target_of(abandoned.kind), check);  // may throw again: still abandoned
+    counter.clear();
+    books_.mark(abandoned.ids.data(), abandoned.ids.size(), 0);
+    for (const int64_t id : abandoned.ids) {
+      discard_[id].store(0, std::memory_order_relaxed);
+      slots_[id]->failure.clear();           // the failed env is still reset before it steps again
+      slots_[id]->has_pending_seed = false;  // an interrupted reset(seed=...) leaves no seed behind
+    }
+    failures_.set(block_kind ? abandoned.block : EnvFailure::kResetBatch, 0);
+    if (block_kind) books_.received += options_.batch_size;
+    abandoned.kind = Abandoned::kNone;
+  }
+
   bool wakes_workers(size_t count) const override { return plan_.wakes_workers(count); }
   const Schedule& schedule() const override { return plan_; }
   uint64_t rows_sent() const override { return books_.sent; }
   uint64_t rows_received() const override { return books_.received; }
+  uint64_t in_flight() const override {
+    const uint64_t abandoned = books_.abandoned.kind == Abandoned::kBlock ? options_.batch_size : 0;
+    return books_.sent - books_.received - abandoned;
+  }
   size_t next_block() const override { return (books_.received / options_.batch_size) % ring_.num_blocks(); }
 
   void forget_threads() override {
@@ -203,6 +236,17 @@ class Executor final : public ExecutorBase {
   static constexpr bool kCanSplit = SplitsSteps<Env>;  // NOTE [Split tail]
 
   // ---- caller side -------------------------------------------------------
+
+  // A block is pointed elsewhere only while no row in flight lands in it: the
+  // workers read its targets without a lock, and rows split between two
+  // buffers would leave both incomplete.
+  void check_no_rows_in_flight(size_t block) const {
+    const uint64_t batch = options_.batch_size;
+    for (uint64_t index = books_.received / batch; index * batch < books_.sent; ++index)
+      if (index % ring_.num_blocks() == block)
+        throw InputError("block " + std::to_string(block) +
+                         " cannot be pointed at other memory: rows in flight land in it; recv() them first");
+  }
 
   // Ids first (Ledger::check_ids), then whether each env may step now.
   void check_ids(const int64_t* ids, size_t count, bool for_step) {
@@ -346,27 +390,6 @@ class Executor final : public ExecutorBase {
     return kind == Abandoned::kBlock ? ring_.filled(block) : reset_filled_;
   }
   int32_t target_of(int kind) const { return kind == Abandoned::kBlock ? ring_.target() : reset_target_; }
-
-  // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
-  void settle(const InterruptCheck& check) {
-    books_.undo.block = -1;
-    books_.undo.env_ids.clear();
-    Abandoned& abandoned = books_.abandoned;
-    if (abandoned.kind == Abandoned::kNone) return;
-    const bool block_kind = abandoned.kind == Abandoned::kBlock;
-    FillCounter& counter = filled_of(abandoned.kind, abandoned.block);
-    wait_until(counter, target_of(abandoned.kind), check);  // may throw again: still abandoned
-    counter.clear();
-    books_.mark(abandoned.ids.data(), abandoned.ids.size(), 0);
-    for (const int64_t id : abandoned.ids) {
-      discard_[id].store(0, std::memory_order_relaxed);
-      slots_[id]->failure.clear();           // the failed env is still reset before it steps again
-      slots_[id]->has_pending_seed = false;  // an interrupted reset(seed=...) leaves no seed behind
-    }
-    failures_.set(block_kind ? abandoned.block : EnvFailure::kResetBatch, 0);
-    if (block_kind) books_.received += options_.batch_size;
-    abandoned.kind = Abandoned::kNone;
-  }
 
   // The caller's side of a complete block: its envs are idle again, it counts
   // as received, and the failures among its rows are raised.

@@ -56,12 +56,20 @@ class ExecutorBase {
   // Waits for the next batch_size rows in flight; returns their block.
   virtual size_t recv(const InterruptCheck& check) = 0;
   virtual void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) = 0;
+  // Whether the next call must first finish a call a second Ctrl-C abandoned
+  // (NOTE [Interrupted calls]), which waits up to one env step per thread;
+  // settle() does that alone, so the bindings can poll for Ctrl-C meanwhile.
+  virtual bool must_settle() const = 0;
+  virtual void settle(const InterruptCheck& check) = 0;
   // Python calls this when KeyboardInterrupt surfaced right after recv()
   // returned, before the batch reached the user: the batch becomes the next
   // recv()'s again. Only right after a recv(); false (nothing done) otherwise.
   virtual bool undo_recv() = 0;
   virtual uint64_t rows_sent() const = 0;
   virtual uint64_t rows_received() const = 0;
+  // Rows sent and not yet received, less those of an abandoned call (dropped
+  // whole once settled): what recv() may still return.
+  virtual uint64_t in_flight() const = 0;
   // The ring block the next batch received lands in.
   virtual size_t next_block() const = 0;
   // In a child of fork(): the workers exist only in the parent, so they are

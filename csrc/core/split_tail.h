@@ -33,7 +33,8 @@ class SplitTail {
  public:
   static constexpr int32_t kHeld = 1 << 30;
 
-  explicit SplitTail(size_t capacity) : entries_(new Entry[capacity]) {}
+  // Room for `capacity` held envs (the plan's split_tail_size); before any thread uses the tail.
+  void allocate(size_t capacity) { entries_.reset(new Entry[capacity]); }
 
   struct Piece {
     int32_t entry = -1;  // -1: nothing to take now

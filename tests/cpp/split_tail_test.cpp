@@ -22,7 +22,8 @@ using namespace torchpool;
 // inside it (two at once is a failure).
 void every_substep_runs_once_in_order() {
   constexpr int kThreads = 4, kRounds = 20000, kMaxEnvs = 6, kMaxSubsteps = 5;
-  SplitTail tail(kMaxEnvs);
+  SplitTail tail;
+  tail.allocate(kMaxEnvs);
   std::atomic<int> armed_round{-1};  // the round armed last
   std::atomic<int> finished{0};      // envs of the round whose last substep ran
   std::atomic<int> departures{0};    // threads that left a round, over all rounds
