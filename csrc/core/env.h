@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <stdexcept>
 
 #include "spec.h"
 
@@ -92,8 +93,14 @@ struct StepResult {
 // One env's row of the output: the observation and the family's extras.
 class StepOutput {
  public:
-  StepOutput(void* observation, Dtype observation_dtype, uint8_t* const* extras)
-      : observation_(observation), observation_dtype_(observation_dtype), extras_(extras) {}
+  // extra_bytes[i]: the row bytes of extra i (checked in debug builds).
+  StepOutput(void* observation, Dtype observation_dtype, uint8_t* const* extras, const size_t* extra_bytes,
+             size_t extra_count)
+      : observation_(observation),
+        observation_dtype_(observation_dtype),
+        extras_(extras),
+        extra_bytes_(extra_bytes),
+        extra_count_(extra_count) {}
 
   // Writes a continuous observation, converting to the pool's obs_dtype.
   void set_observation(const double* values, size_t count) {
@@ -112,16 +119,23 @@ class StepOutput {
     return static_cast<T*>(observation_);
   }
 
-  // The family's i-th extra field (in the order of EnvSpec::extras).
+  // The elements of one of the family's extra fields in this row; the handle
+  // comes from extra_field() (spec.h), which checked its type.
   template <class T>
-  T* extra(size_t i) {
-    return reinterpret_cast<T*>(extras_[i]);
+  T* extra(const ExtraField<T>& field) {
+#ifndef NDEBUG
+    if (field.index >= extra_count_ || field.count * sizeof(T) > extra_bytes_[field.index])
+      throw std::logic_error("an extra field handle does not fit this pool's extras");
+#endif
+    return reinterpret_cast<T*>(extras_[field.index]);
   }
 
  private:
   void* observation_;
   Dtype observation_dtype_;
   uint8_t* const* extras_;
+  [[maybe_unused]] const size_t* extra_bytes_;
+  [[maybe_unused]] size_t extra_count_;
 };
 
 // A family whose step is a run of substeps, begun one at a time with

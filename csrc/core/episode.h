@@ -152,7 +152,8 @@ struct EnvSlot {
   // (the action is ignored, as Gymnasium's next_step autoreset does). False
   // when the env threw: the row then holds a failure.
   bool run(bool step_requested, const Action& action, const Row& row, const EpisodeRules& rules) {
-    StepOutput out(row.field[kObservation], rules.observation_dtype, row.extras.data());
+    StepOutput out(row.field[kObservation], rules.observation_dtype, row.extras.data(), rules.extra_bytes.data(),
+                   rules.extra_bytes.size());
     try {
       if (!step_requested || resets_on_step(rules.autoreset)) {
         if (has_pending_seed) rng.reseed(pending_seed), has_pending_seed = false;
@@ -175,7 +176,8 @@ struct EnvSlot {
             std::memcpy(row.field[kFinalObservation], row.field[kObservation], rules.observation_bytes);
             // A named array: StepOutput keeps the pointer, so it must outlive the reset.
             const std::array<uint8_t*, kMaxExtras> scratch = scratch_extras(rules);
-            StepOutput next(row.field[kObservation], rules.observation_dtype, scratch.data());
+            StepOutput next(row.field[kObservation], rules.observation_dtype, scratch.data(), rules.extra_bytes.data(),
+                            rules.extra_bytes.size());
             env.reset(rng, next);
             episode_return = 0.0;
             episode_length = 0;

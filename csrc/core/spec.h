@@ -12,6 +12,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace torchpool {
@@ -34,6 +35,24 @@ inline size_t dtype_size(Dtype dtype) {
   return 0;
 }
 
+inline const char* dtype_name(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::Bool:
+      return "bool";
+    case Dtype::UInt8:
+      return "uint8";
+    case Dtype::Int32:
+      return "int32";
+    case Dtype::Int64:
+      return "int64";
+    case Dtype::Float32:
+      return "float32";
+    case Dtype::Float64:
+      return "float64";
+  }
+  return "?";
+}
+
 struct FieldSpec {
   std::string name;
   Dtype dtype;
@@ -46,6 +65,49 @@ struct FieldSpec {
   }
   size_t row_bytes() const { return element_count() * dtype_size(dtype); }
 };
+
+// The Dtype of a C++ element type.
+template <class T>
+constexpr Dtype dtype_of() {
+  if constexpr (std::is_same_v<T, bool>) return Dtype::Bool;
+  if constexpr (std::is_same_v<T, uint8_t>) return Dtype::UInt8;
+  if constexpr (std::is_same_v<T, int32_t>) return Dtype::Int32;
+  if constexpr (std::is_same_v<T, int64_t>) return Dtype::Int64;
+  if constexpr (std::is_same_v<T, float>) return Dtype::Float32;
+  if constexpr (std::is_same_v<T, double>) return Dtype::Float64;
+  static_assert(std::is_same_v<T, bool> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int32_t> ||
+                    std::is_same_v<T, int64_t> || std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "no Dtype for this type");
+}
+
+// A typed handle to one of a family's extra fields (StepOutput::extra): its
+// place in the declared extras and its elements per env, taken once from the
+// declaration with extra_field(), which checks the element type, so a step
+// can never write a field as another type than it was declared with.
+template <class T>
+struct ExtraField {
+  size_t index = 0;
+  size_t count = 0;
+};
+
+// The handle to extras[index] (or to the extra named `name`), checked against its declared dtype.
+template <class T>
+ExtraField<T> extra_field(const std::vector<FieldSpec>& extras, size_t index) {
+  if (index >= extras.size())
+    throw std::logic_error("extra field " + std::to_string(index) + " is not declared (" +
+                           std::to_string(extras.size()) + " extras)");
+  const FieldSpec& field = extras[index];
+  if (field.dtype != dtype_of<T>())
+    throw std::logic_error("extra field '" + field.name + "' is declared as " + dtype_name(field.dtype) +
+                           ", not as the handle's " + dtype_name(dtype_of<T>()));
+  return {index, field.element_count()};
+}
+template <class T>
+ExtraField<T> extra_field(const std::vector<FieldSpec>& extras, const std::string& name) {
+  for (size_t i = 0; i < extras.size(); ++i)
+    if (extras[i].name == name) return extra_field<T>(extras, i);
+  throw std::logic_error("no extra field named '" + name + "' is declared");
+}
 
 struct ObservationSpec {
   std::vector<int64_t> shape;

@@ -95,9 +95,6 @@ class HumanoidModel : public MujocoModel {
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
 
-  // v5 only (v4 has no tendon extras).
-  static constexpr size_t kTendonLengthExtra = 9, kTendonVelocityExtra = 10;
-
   const bool v4;
   const double forward_reward_weight, ctrl_cost_weight, contact_cost_weight;
   const Range contact_cost_range;
@@ -181,13 +178,6 @@ class Humanoid : public MujocoEnv {
       for (int body = 0; body < model.nbody; ++body) weighted += model.body_mass[body] * data.xipos[3 * body + axis];
       xy[axis] = weighted / model_.total_mass;
     }
-  }
-
-  void write_tendons(StepOutput& out) const {
-    const mjData& data = sim_.data();
-    const int count = sim_.model().ntendon;
-    std::copy(data.ten_length, data.ten_length + count, out.extra<double>(Model::kTendonLengthExtra));
-    std::copy(data.ten_velocity, data.ten_velocity + count, out.extra<double>(Model::kTendonVelocityExtra));
   }
 
   const Model& model_;

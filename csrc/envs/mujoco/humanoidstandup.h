@@ -33,8 +33,6 @@ class HumanoidStandupModel : public MujocoModel {
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
 
-  static constexpr size_t kTendonLengthExtra = 6, kTendonVelocityExtra = 7;
-
   const double ctrl_cost_weight, impact_cost_weight;
   const Range impact_cost_range;
   const double reset_noise_scale;
@@ -78,13 +76,6 @@ class HumanoidStandup : public MujocoEnv {
  private:
   // HumanoidEnv._get_obs (HumanoidObservation::write).
   void write_observation() override { model_.observation.write(sim_.model(), sim_.data(), next_observation()); }
-
-  void write_tendons(StepOutput& out) const {
-    const mjData& data = sim_.data();
-    const int count = sim_.model().ntendon;
-    std::copy(data.ten_length, data.ten_length + count, out.extra<double>(Model::kTendonLengthExtra));
-    std::copy(data.ten_velocity, data.ten_velocity + count, out.extra<double>(Model::kTendonVelocityExtra));
-  }
 
   const Model& model_;
 };

@@ -216,14 +216,19 @@ class MujocoModel {
       spec.action.low.push_back(static_cast<float>(model_->actuator_ctrlrange[2 * i]));
       spec.action.high.push_back(static_cast<float>(model_->actuator_ctrlrange[2 * i + 1]));
     }
-    // `unstable` goes last: the executor packs the extras of a same_step
-    // autoreset back to back in a scratch row, where a 1-byte bool first
-    // would leave the float64 extras after it misaligned.
-    for (const FieldSpec& extra : info_extras) spec.extras.push_back(extra);
-    spec.extras.push_back({"unstable", Dtype::Bool, {}});
+    spec.extras = with_unstable(info_extras);
     spec.max_episode_steps = max_episode_steps;
     spec.step_cost_ns = step_cost_ns_;
     return spec;
+  }
+
+  // The task's extras: its info values, then `unstable`. `unstable` goes
+  // last: the executor packs the extras of a same_step autoreset back to back
+  // in a scratch row, where a 1-byte bool first would leave the float64
+  // extras after it misaligned.
+  static std::vector<FieldSpec> with_unstable(std::vector<FieldSpec> info_extras) {
+    info_extras.push_back({"unstable", Dtype::Bool, {}});
+    return info_extras;
   }
 
   // A float64 scalar info extra.
@@ -372,7 +377,13 @@ class MujocoEnv {
         qvel_(model.nv()),
         observation_(observation_size, 0.0),
         next_observation_(observation_size, 0.0) {
-    for (const FieldSpec& extra : info_extras) info_extra_sizes_.push_back(extra.element_count());
+    const std::vector<FieldSpec> extras = MujocoModel::with_unstable(info_extras);
+    for (size_t i = 0; i < info_extras.size(); ++i) info_fields_.push_back(extra_field<double>(extras, i));
+    unstable_field_ = extra_field<bool>(extras, "unstable");
+    for (const FieldSpec& extra : info_extras) {
+      if (extra.name == "tendon_length") tendon_length_field_ = extra_field<double>(extras, extra.name);
+      if (extra.name == "tendon_velocity") tendon_velocity_field_ = extra_field<double>(extras, extra.name);
+    }
   }
 
   // Every task's Model has observation_size and info_extras.
@@ -462,14 +473,13 @@ class MujocoEnv {
     for (size_t i = 0; finite && i < next_observation_.size(); ++i) finite = std::isfinite(next_observation_[i]);
     if (!finite) {
       out.set_observation(observation_.data(), observation_.size());
-      *out.extra<bool>(info_extra_sizes_.size()) = true;
-      for (size_t i = 0; i < info_extra_sizes_.size(); ++i)
-        std::fill_n(out.extra<double>(i), info_extra_sizes_[i], 0.0);
+      *out.extra(unstable_field_) = true;
+      for (const ExtraField<double>& field : info_fields_) std::fill_n(out.extra(field), field.count, 0.0);
       return false;
     }
     std::swap(observation_, next_observation_);  // swaps buffers, allocates nothing
     out.set_observation(observation_.data(), observation_.size());
-    *out.extra<bool>(info_extra_sizes_.size()) = false;
+    *out.extra(unstable_field_) = false;
     return true;
   }
 
@@ -481,9 +491,17 @@ class MujocoEnv {
   }
 
   // Writes the task's scalar float64 info extras 0, 1, ... in order.
-  static void write_info(StepOutput& out, std::initializer_list<double> values) {
+  void write_info(StepOutput& out, std::initializer_list<double> values) const {
     size_t i = 0;
-    for (double value : values) *out.extra<double>(i++) = value;
+    for (double value : values) *out.extra(info_fields_[i++]) = value;
+  }
+
+  // Humanoid's and HumanoidStandup's v5 info: every tendon's length and velocity.
+  void write_tendons(StepOutput& out) const {
+    const mjData& data = sim_.data();
+    const int count = sim_.model().ntendon;
+    std::copy(data.ten_length, data.ten_length + count, out.extra(tendon_length_field_));
+    std::copy(data.ten_velocity, data.ten_velocity + count, out.extra(tendon_velocity_field_));
   }
 
   Simulation sim_;
@@ -495,10 +513,12 @@ class MujocoEnv {
   std::vector<double> qpos_, qvel_;  // reset scratch: the state begin_episode() starts from
 
  private:
-  std::vector<double> observation_;       // the last published (finite) observation
-  std::vector<double> next_observation_;  // the candidate of the step in progress
-  std::vector<size_t> info_extra_sizes_;  // elements of each info extra
-  int advanced_ = 0;                      // mj_steps of the coming step advance() ran
+  std::vector<double> observation_;              // the last published (finite) observation
+  std::vector<double> next_observation_;         // the candidate of the step in progress
+  std::vector<ExtraField<double>> info_fields_;  // the task's info extras, in order
+  ExtraField<bool> unstable_field_;
+  ExtraField<double> tendon_length_field_, tendon_velocity_field_;  // v5 humanoids only
+  int advanced_ = 0;                                                // mj_steps of the coming step advance() ran
   double position_before_[kPositionSize] = {};
 };
 
