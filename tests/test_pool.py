@@ -613,3 +613,16 @@ def test_import_torchpool_leaves_tensordict_to_the_first_pool():
             "torchpool.make('CartPole-v1', num_envs=2).reset(); assert 'tensordict' in sys.modules")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_seed_none_draws_a_fresh_seed_as_gymnasium_does():
+    first = torchpool.make("CartPole-v1", num_envs=4, seed=None)
+    second = torchpool.make("CartPole-v1", num_envs=4, seed=None)
+    assert first.seed != second.seed, "two pools made with seed=None drew the same seed"
+    with torchpool.make("CartPole-v1", num_envs=4, seed=first.seed) as replay:
+        assert torch.equal(replay.reset()["observation"], first.reset()["observation"]), "pool.seed does not replay"
+    first.close()
+    second.close()
+    stream = torchpool.stream("CartPole-v1", lambda obs: torch.zeros(len(obs), dtype=torch.int64), num_envs=4,
+                              frames_per_batch=8, total_frames=8, seed=None)
+    assert next(iter(stream)).batch_size == (4, 2)

@@ -131,7 +131,8 @@ class Pool:
         num_threads: worker threads; default ``min(CPUs this process may use, num_envs)``
             (its affinity and cgroup quota, ``torchpool.available_cpus()``).
             The calling thread also runs queued work while it waits.
-        seed: env ``i`` is seeded with ``seed + i`` (Gymnasium's convention).
+        seed: env ``i`` is seeded with ``seed + i`` (Gymnasium's convention); ``None``
+            draws a random seed (``pool.seed`` tells which).
         autoreset: ``"same_step"`` (default), ``"next_step"`` or ``"disabled"``.
         obs_dtype: ``torch.float32`` (default for continuous observations) or
             ``torch.float64`` for bit-for-bit parity with Gymnasium.
@@ -153,7 +154,7 @@ class Pool:
         num_envs: int = 8,
         batch_size: int | None = None,
         num_threads: int | None = None,
-        seed: int = 0,
+        seed: int | None = 0,
         autoreset: str = "same_step",
         obs_dtype: torch.dtype | None = None,
         max_episode_steps: int | None = None,
@@ -176,8 +177,7 @@ class Pool:
         num_threads = _positive_int("num_threads", num_threads)
         if not isinstance(autoreset, str) or autoreset not in _AUTORESET:
             raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**63 - num_envs:
-            raise ValueError(f"seed must be an int in [0, 2**63 - num_envs), got {seed!r}")
+        seed = _checked_seed(draw_seed(num_envs) if seed is None else seed, num_envs)
         obs_dtype = _resolve_obs_dtype(entry, obs_dtype)
         if max_episode_steps is None:
             max_episode_steps = -1
@@ -185,6 +185,7 @@ class Pool:
             raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
 
         self.env_id = env_id
+        self.seed = seed
         self.num_envs = num_envs
         self.batch_size = batch_size
         self.num_threads = num_threads
@@ -195,7 +196,7 @@ class Pool:
         num_blocks = num_envs // batch_size + 2
         self._core = _core.make(
             entry.family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset,
-            int(seed), _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
+            seed, _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
             _schedule_off,  # benchmarks/schedule_ab.py switches modes off (csrc/core/schedule.h, ScheduleOff)
         )
         spec = self._core.spec()
@@ -222,6 +223,8 @@ class Pool:
         for block, buffer in enumerate(self._home):
             self._core.set_block(block, buffer.data.data_ptr(), buffer)
         self._handed_out = [False] * num_blocks
+        self._copied: list[torch.cuda.Event | None] = [None] * num_blocks  # NOTE [Pinned copies]
+        self._last_handed: int | None = None
         self._lent_limit = max(1, min(_LENT_BUFFERS, _LENT_BYTES // max(self._core.block_bytes, 1)))
         self._all_ids = torch.arange(num_envs, dtype=torch.int64)
 
@@ -279,6 +282,8 @@ class Pool:
         block = core.next_block
         if self._handed_out[block]:
             self._reclaim(core, block)
+        if self.pin_memory:
+            self._note_copies(block)
         self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
         return core.step(action.data_ptr(), _CODES[action.dtype], 0).tensordict
 
@@ -300,6 +305,8 @@ class Pool:
         # send_into() needs a sync pool, so only there can the next block be a caller's.
         if not self.is_async and core.owner(block).__class__ is not _Buffer and core.in_flight:
             raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
+        if self.pin_memory:
+            self._note_copies(block)
         self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
         try:
             return core.recv().tensordict
@@ -528,12 +535,31 @@ class Pool:
 
     def _reclaim(self, core, block: int) -> None:
         """Points ``block`` at a buffer nobody else holds, at the address it was made with, before rows land in it."""
+        if self.pin_memory and self._copied[block] is not None:  # NOTE [Pinned copies]
+            self._copied[block].synchronize()
+            self._copied[block] = None
         home = self._home[block]
         if not home.reusable():  # NOTE [Output ring reuse]
             home = self._home[block] = self._replacement(home)
         if core.owner(block) is not home:  # a fresh buffer, or back home from a send_into()
             core.set_block(block, home.data.data_ptr(), home)
         self._handed_out[block] = False
+
+    # NOTE [Pinned copies]. A pinned output is made to be copied to the GPU
+    # with non_blocking=True, and the user may drop it right after queueing the
+    # copy, which then runs later; were the block rewritten before, the GPU
+    # would receive the next batch. So each step()/recv() of a pinned pool
+    # records a CUDA event on the current stream, after any copy the user
+    # queued from the block handed out before it, and that block is not
+    # rewritten before the event completes (it has, in practice: the block
+    # comes round K - 1 calls later). Copies queued on the current stream
+    # before the next call are covered; a later one needs the output kept.
+    def _note_copies(self, block: int) -> None:
+        event = torch.cuda.Event()
+        event.record()
+        if self._last_handed is not None:
+            self._copied[self._last_handed] = event
+        self._last_handed = block
 
     def _prepare_rows(self, core, count: int) -> None:
         """Makes every block that rows [sent, sent + count) are the first to land in safe to write.
@@ -576,9 +602,7 @@ class Pool:
         if seed is None:
             return None
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            if seed < 0 or int(seed) + self.num_envs >= 2**63:
-                raise ValueError(f"seed must be in [0, 2**63 - num_envs), got {seed}")
-            return (ids + int(seed)).to(torch.int64).contiguous()
+            return (ids + _checked_seed(seed, self.num_envs)).to(torch.int64).contiguous()
         try:
             seeds = torch.as_tensor(seed)
         except (TypeError, ValueError, RuntimeError, OverflowError) as error:
@@ -630,6 +654,18 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+def draw_seed(num_envs: int) -> int:
+    """A fresh random seed for ``num_envs`` envs, as Gymnasium draws one for ``seed=None``."""
+    return int(np.random.SeedSequence().entropy) % (2**63 - num_envs)
+
+
+def _checked_seed(seed: Any, num_envs: int) -> int:
+    """An int seed such that every env's ``seed + i`` fits an int64."""
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**63 - num_envs:
+        raise ValueError(f"seed must be an int in [0, 2**63 - num_envs) or None, got {seed!r}")
+    return int(seed)
+
+
 def _positive_int(name: str, value: Any) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -649,7 +685,7 @@ def _resolve_obs_dtype(entry: registry.EnvEntry, obs_dtype: torch.dtype | None) 
 
 
 def make(env_id: str, num_envs: int = 8, batch_size: int | None = None, num_threads: int | None = None,
-         seed: int = 0, autoreset: str = "same_step", obs_dtype: torch.dtype | None = None,
+         seed: int | None = 0, autoreset: str = "same_step", obs_dtype: torch.dtype | None = None,
          pin_memory: bool | None = None, **task_kwargs: Any) -> Pool:
     """Makes a :class:`Pool`; see its docstring for every argument."""
     return Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, seed=seed,

@@ -52,7 +52,7 @@ from torch.utils.data import IterableDataset
 from ._held import HeldWatch
 from .output_targets import OutputTargets
 from .policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
-from .pool import Pool
+from .pool import Pool, draw_seed
 from .prefetch import Prefetcher, policy_module, snapshot_policy
 from .rollout_batch import as_records, empty_batch, next_keys
 
@@ -159,6 +159,8 @@ class RolloutStream(IterableDataset):
         kwargs = dict(self.make_kwargs)
         kwargs.setdefault("pin_memory", self._cuda)  # pools that feed a GPU pin their buffers
         seed = kwargs.pop("seed", 0)
+        if seed is None:  # one draw for the whole stream: env i is still seed + i in either group
+            seed = draw_seed(self.num_envs)
         half = self.num_envs // 2
 
         def one_group() -> tuple[list[_Group], bool]:

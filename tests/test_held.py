@@ -1,0 +1,53 @@
+"""HeldWatch (torchpool/_held.py): when may the owner of a TensorDict write into its memory again?"""
+
+import pytest
+import torch
+from tensordict import TensorDict
+
+from torchpool import _held
+from torchpool._held import HeldWatch
+
+
+def watched() -> HeldWatch:
+    buffer = torch.zeros(64, dtype=torch.uint8)
+    watch = HeldWatch(TensorDict({"a": buffer[:32], "b": buffer[32:].view(torch.float32)}, batch_size=[]),
+                      anchors=[buffer])
+    del buffer
+    return watch.arm()
+
+
+def test_a_watch_nobody_else_references_is_reusable():
+    watch = watched()
+    assert not watch.held() and not watch.moved() and watch.reusable()
+
+
+@pytest.mark.parametrize("hold", ["tensordict", "leaf", "view of the storage"])
+def test_any_reference_the_user_keeps_makes_it_held(hold):
+    watch = watched()
+    kept = {"tensordict": lambda td: td, "leaf": lambda td: td["a"], "view of the storage": lambda td: td["b"][1:]}
+    reference = kept[hold](watch.tensordict)
+    assert watch.held(), f"a kept {hold} is not seen"
+    del reference
+    assert not watch.held(), f"the {hold}, dropped, still counts"
+
+
+def test_memory_moved_by_share_memory_is_never_reusable_again():
+    watch = watched()
+    watch.tensordict.share_memory_()
+    assert watch.moved() and not watch.held() and not watch.reusable()
+
+
+def test_held_before_arm_is_refused():
+    watch = HeldWatch(TensorDict({"a": torch.zeros(3)}, batch_size=[]))
+    with pytest.raises(RuntimeError, match=r"held\(\) before arm\(\)"):
+        watch.held()
+
+
+def test_without_torchs_storage_use_count_every_buffer_counts_as_held(monkeypatch):
+    monkeypatch.setattr(_held, "_storage_use_count", None)
+    watch = watched()
+    assert watch.held() and not watch.reusable(), "without the use count a view could be missed: must be held"
+
+
+def test_torch_still_has_the_private_storage_use_count():
+    assert _held._storage_use_count is not None, "torch._C._storage_Use_Count is gone: buffers are never reused"
