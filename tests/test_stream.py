@@ -26,7 +26,8 @@ def test_batches_have_torchrl_layout_shapes_and_dtypes():
     for key in ("done", "terminated", "truncated"):
         assert batch["next", key].shape == (4, 10, 1) and batch["next", key].dtype == torch.bool
         assert not batch[key].any(), "same-step autoreset: a root observation never ends an episode"
-    assert batch["next", "episode_return"].shape == (4, 10)
+    assert batch["next", "episode_return"].shape == (4, 10, 1), "torchrl's layout, as TorchPoolEnv's"
+    assert batch["next", "episode_length"].shape == (4, 10, 1) and batch["next", "episode_length"].dtype == torch.int64
     assert torch.equal(batch["env_id"], torch.arange(4).unsqueeze(1).expand(4, 10))
 
 
@@ -64,7 +65,7 @@ def test_batches_equal_a_hand_written_pool_rollout(split_envs):
         assert torch.equal(got["next", "reward"].squeeze(-1), step["reward"]), where
         assert torch.equal(got["next", "done"].squeeze(-1), step["done"]), where
         assert torch.equal(got["next", "terminated"].squeeze(-1), step["terminated"]), where
-        assert torch.equal(got["next", "episode_return"], step["episode_return"]), where
+        assert torch.equal(got["next", "episode_return"].squeeze(-1), step["episode_return"]), where
 
 
 class VersionedPolicy:
@@ -121,7 +122,8 @@ def test_every_key_of_multi_dim_observations_and_family_extras_matches_a_pool_ro
             for key in td.keys():
                 if key in ("observation", "final_observation", "env_id"):
                     continue
-                expected = td[key].unsqueeze(-1) if key in ("reward", "done", "terminated", "truncated") else td[key]
+                trailing_one = key in ("reward", "done", "terminated", "truncated", "episode_return", "episode_length")
+                expected = td[key].unsqueeze(-1) if trailing_one else td[key]
                 assert torch.equal(got["next", key], expected), f"step {t}: {key}"
             observation = td["observation"].clone()
     assert collected["next", "truncated"].any(), "the rollout crosses episode ends"
@@ -173,8 +175,8 @@ def test_episode_statistics_sum_the_rewards_of_each_episode():
     for env in range(4):
         ends = done[env].nonzero().flatten().tolist()
         for previous, end in zip(ends, ends[1:]):  # whole episodes inside the batch
-            assert batch["next", "episode_return"][env, end] == rewards[env, previous + 1:end + 1].sum()
-            assert batch["next", "episode_length"][env, end] == end - previous
+            assert batch["next", "episode_return"][env, end, 0] == rewards[env, previous + 1:end + 1].sum()
+            assert batch["next", "episode_length"][env, end, 0] == end - previous
 
 
 def test_stops_at_total_frames_and_reports_its_length():
@@ -331,11 +333,21 @@ def test_torchrl_gae_runs_on_a_batch():
     (dict(frames_per_batch=10), ValueError, "frames_per_batch must be a positive multiple of num_envs=4"),
     (dict(frames_per_batch=8, total_frames=0), ValueError, "total_frames must be a positive int"),
     (dict(frames_per_batch=9, num_envs=3, split_envs=True), ValueError, "split_envs needs an even num_envs"),
+    (dict(frames_per_batch=8, total_frame=80), TypeError, "unknown kwarg 'total_frame'. Did you mean 'total_frames'"),
+    (dict(frames_per_batch=8, sutton_barto_rewrd=True), TypeError, "Did you mean 'sutton_barto_reward'"),
+    (dict(frames_per_batch=8, env="Cartpole-v1"), ValueError, "unknown env id 'Cartpole-v1'. Did you mean 'CartPole"),
 ])
-def test_bad_arguments(kwargs, error, message):
+def test_bad_arguments_are_refused_when_the_stream_is_made(kwargs, error, message):
     kwargs.setdefault("num_envs", 4)
+    env = kwargs.pop("env", "CartPole-v1")
     with pytest.raises(error, match=message):
-        torchpool.stream("CartPole-v1", lean_right, **kwargs)
+        torchpool.stream(env, lean_right, **kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only refusal")
+def test_a_cuda_device_without_cuda_is_refused_when_the_stream_is_made():
+    with pytest.raises(ValueError, match="device='cuda', but CUDA is not available"):
+        torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=8, device="cuda")
 
 
 def test_an_async_pool_is_refused():

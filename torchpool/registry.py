@@ -12,7 +12,7 @@ import difflib
 import importlib.util
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
@@ -140,14 +140,19 @@ def _check_type(env_id: str, name: str, value: Any, expected: type) -> Any:
     return value
 
 
-def resolve_kwargs(entry: EnvEntry, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Validates ``kwargs`` against the entry's schema and fills defaults."""
+def resolve_kwargs(entry: EnvEntry, kwargs: dict[str, Any], callers_arguments: Sequence[str] = ()) -> dict[str, Any]:
+    """Validates ``kwargs`` against the entry's schema and fills defaults.
+
+    ``callers_arguments``: the caller's own argument names (``stream()``'s),
+    suggested too when a name is unknown (a typo of ``total_frames``).
+    """
     resolved = {}
     for name, value in kwargs.items():
         if name not in entry.kwargs:
             known = ", ".join(sorted(entry.kwargs)) or "none"
+            choices = [*entry.kwargs, *MAKE_ARGUMENTS, *callers_arguments]
             raise TypeError(
-                f"{entry.env_id} got an unknown kwarg {name!r}.{_closest(name, [*entry.kwargs, *MAKE_ARGUMENTS])} "
+                f"{entry.env_id} got an unknown kwarg {name!r}.{_closest(name, choices)} "
                 f"Its task kwargs: {known}."
             )
         resolved[name] = _check_type(entry.env_id, name, value, entry.kwargs[name].type)

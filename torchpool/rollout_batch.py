@@ -2,8 +2,9 @@
 
 A batch is a TensorDict ``[num_envs, T]`` in torchrl's layout: ``observation``,
 ``action``, the policy's extras, the root flags and ``env_id`` at the root;
-under ``"next"`` the true next observation, ``reward`` and the flags
-``[..., 1]``, ``episode_return``, ``episode_length`` and the family's extras.
+under ``"next"`` the true next observation, ``reward``, the flags,
+``episode_return`` and ``episode_length`` ``[..., 1]`` (as torchrl and
+``TorchPoolEnv`` have them), and the family's extras.
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ from .pool import FIXED_KEYS
 # The fixed keys that have a place of their own in a batch; every other output
 # key (episode_return, episode_length, the family's extras) rides along under "next".
 _PLACED = set(FIXED_KEYS) - {"episode_return", "episode_length"}
+# Per-step scalars torchrl keeps as [..., 1], as TorchPoolEnv gives them: the
+# batch holds them so, and the pool's [num_envs] column is their squeeze(-1).
+_TRAILING_ONE = ("reward", "done", "terminated", "truncated", "episode_return", "episode_length")
+
+
+def next_column(out: Any, key: str) -> torch.Tensor:
+    """``out["next", key]`` shaped as the pool's output column ``[num_envs, T, *shape]``."""
+    value = out["next", key]
+    return value.squeeze(-1) if key in _TRAILING_ONE else value
 
 
 def next_keys(layout: dict[str, tuple]) -> list[str]:
@@ -37,7 +47,7 @@ def empty_batch(num_envs: int, steps: int, layout: dict[str, tuple], policy_outp
            "done": flag(), "terminated": flag(), "truncated": flag()}
     for key in next_keys(layout):
         dtype, shape, _ = layout[key]
-        nxt[key] = torch.empty((N, T, *shape), dtype=dtype, device=device)
+        nxt[key] = torch.empty((N, T, *shape, *((1,) if key in _TRAILING_ONE else ())), dtype=dtype, device=device)
     out = {"observation": torch.empty((N, T, *obs_shape), dtype=obs_dtype, device=device),
            "env_id": torch.arange(N, device=device).unsqueeze(1).expand(N, T).clone(),
            # Same-step autoreset: an observation at the root never ends an episode.

@@ -49,15 +49,20 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.utils.data import IterableDataset
 
+from . import registry
 from ._held import HeldWatch
 from .output_targets import OutputTargets
 from .policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
 from .pool import Pool, draw_seed
 from .prefetch import Prefetcher, policy_module, snapshot_policy
-from .rollout_batch import as_records, empty_batch, next_keys
+from .rollout_batch import as_records, empty_batch, next_column, next_keys
 
 if TYPE_CHECKING:  # tensordict is imported with the first pool: it pulls in torch._dynamo (~1 s)
     from tensordict import TensorDict
+
+
+# stream()'s own arguments: suggested when a kwarg matches no env kwarg (a typo of ``total_frames``).
+_STREAM_ARGUMENTS = ("num_envs", "frames_per_batch", "total_frames", "device", "split_envs", "progress", "prefetch")
 
 
 class _Group:
@@ -99,6 +104,14 @@ class RolloutStream(IterableDataset):
             raise ValueError(f"total_frames must be a positive int or None, got {total_frames!r}")
         if not callable(policy):
             raise TypeError(f"policy must be callable, got {type(policy).__name__}")
+        if not isinstance(env, Pool):  # an unknown id or kwarg is an error now, not at the first batch
+            entry = registry.lookup(env)
+            task_kwargs = {k: v for k, v in make_kwargs.items() if k not in registry.MAKE_ARGUMENTS}
+            registry.resolve_kwargs(entry, task_kwargs, callers_arguments=_STREAM_ARGUMENTS)
+        device = torch.device(device) if device is not None else torch.device("cpu")
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device={str(device)!r}, but CUDA is not available to this process "
+                             "(torch.cuda.is_available() is False); use device='cpu'")
         self.env = env
         self.policy = policy
         self._acting = policy  # what acts: the policy, or its snapshot with prefetch
@@ -109,7 +122,7 @@ class RolloutStream(IterableDataset):
         self.frames_per_batch = frames_per_batch
         self.steps_per_batch = frames_per_batch // num_envs
         self.total_frames = total_frames
-        self.device = torch.device(device) if device is not None else torch.device("cpu")
+        self.device = device
         if split_envs and num_envs % 2:
             raise ValueError(f"split_envs needs an even num_envs, got {num_envs}")
         self.split_envs = split_envs
@@ -525,10 +538,8 @@ class RolloutStream(IterableDataset):
         columns = {"final_observation": out["next", "observation"], "env_id": out["env_id"],
                    # Step t's observation is the policy's input at t + 1 (NOTE [Stream data path]).
                    "observation": self._direct_observations[1:].transpose(0, 1)}
-        for key in ("reward", "done", "terminated", "truncated"):
-            columns[key] = out["next", key].squeeze(-1)
-        for key in self._next_keys:
-            columns[key] = out["next", key]
+        for key in ("reward", "done", "terminated", "truncated", *self._next_keys):
+            columns[key] = next_column(out, key)
         targets = pool.output_target_columns(columns)
         pairs = [as_records(out["observation"], self._direct_observations[:T].transpose(0, 1), 2)]
         pairs += self._policy_pairs(out, 0)
@@ -547,10 +558,8 @@ class RolloutStream(IterableDataset):
 
         add(out["observation"], "observation", slice(0, T))
         add(out["next", "observation"], "final_observation", slice(1, T + 1))
-        for key in ("reward", "done", "terminated", "truncated"):
-            add(out["next", key].squeeze(-1), key, slice(1, T + 1))
-        for key in self._next_keys:
-            add(out["next", key], key, slice(1, T + 1))
+        for key in ("reward", "done", "terminated", "truncated", *self._next_keys):
+            add(next_column(out, key), key, slice(1, T + 1))
         return pairs + self._policy_pairs(out, slot_set)
 
     def _policy_pairs(self, out: TensorDict, slot_set: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -600,8 +609,8 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
     ``action`` and the policy's extras at the root; ``("next", key)`` for
     ``observation`` (the true next observation, also at episode ends),
     ``reward`` ``float32[..., 1]``, ``done``/``terminated``/``truncated``
-    ``bool[..., 1]``, ``episode_return``, ``episode_length`` and the family's
-    extras; ``env_id`` ``int64``. A yielded batch is never overwritten while
+    ``bool[..., 1]``, ``episode_return`` ``float32[..., 1]``, ``episode_length``
+    ``int64[..., 1]`` and the family's extras; ``env_id`` ``int64``. A yielded batch is never overwritten while
     you hold it. With ``DataLoader``, use ``DataLoader(stream, batch_size=None,
     collate_fn=lambda b: b)``: batching is already done, and the default collate
     would copy the TensorDict; keep ``num_workers=0`` (the pool has its own threads).
