@@ -4,14 +4,20 @@
     python -m torchpool list                      # every env id
     python -m torchpool bench CartPole-v1         # side-by-side steps/s table
     python -m torchpool demo CartPole-v1          # step a pool and print episode returns
+
+A mistake on the command line (an unknown id, a bad value, ``--device cuda``
+without CUDA) is one line on stderr and exit code 2, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+import textwrap
 import warnings
+from pathlib import Path
 
 import torch
 
@@ -74,17 +80,17 @@ def _demo(args: argparse.Namespace) -> None:
                 action = torch.empty(pool.num_envs, *spec.shape).uniform_(-1, 1) * spec.high.float()
             td = pool.step(action)
             returns += td["episode_return"][td["done"]].tolist()
-        print(f"{pool!r}: {len(returns)} episodes with a random policy, "
-              f"mean return {sum(returns) / max(len(returns), 1):.1f}")
+        if returns:
+            print(f"{pool!r}: {len(returns)} episodes with a random policy, "
+                  f"mean return {sum(returns) / len(returns):.1f}")
+        else:
+            print(f"{pool!r}: no episode finished in {args.steps} steps; give it more --steps")
 
 
 def _train(args: argparse.Namespace) -> None:
-    from .train.ppo import Args, recipe, train
+    from .train.ppo import Args, train
 
-    try:
-        settings = recipe(args.env_id, args.recipe)
-    except ValueError as error:
-        raise SystemExit(f"python -m torchpool train: {error}") from None
+    settings = args.settings  # main() looked the recipe up
     for name in ("total_frames", "num_envs", "device", "seed", "out_dir", "target_return", "max_seconds"):
         value = getattr(args, name)
         if value is not None:
@@ -95,8 +101,11 @@ def _train(args: argparse.Namespace) -> None:
         settings["tensorboard"] = True
     result = train(Args(env_id=args.env_id, **settings))
     stem = f"{result['args']['out_dir']}/ppo_{args.env_id}"
-    print(f"{args.env_id}: mean return {result['final_mean_return']:.1f} (last 20 episodes) after "
-          f"{result['frames']:,} frames in {result['wall_seconds']:.1f} s ({result['frames_per_s']:,.0f} frames/s)")
+    run = f"{result['frames']:,} frames in {result['wall_seconds']:.1f} s ({result['frames_per_s']:,.0f} frames/s)"
+    if math.isnan(result["final_mean_return"]):  # no episode ended: there is no return to average
+        print(f"{args.env_id}: no episode finished in {run}; give it more --total-frames")
+    else:
+        print(f"{args.env_id}: mean return {result['final_mean_return']:.1f} (last 20 episodes) after {run}")
     split = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in result["time_split"].items())
     print(f"time split (torchpool.stream.stats()): {split}")
     if result["seconds_to_target"] is not None:
@@ -105,24 +114,109 @@ def _train(args: argparse.Namespace) -> None:
         evaluation = result["evaluation"]
         print(f"{evaluation['games']} fresh episodes with the trained policy (new seeds): mean return "
               f"{evaluation['mean_return']:.1f} ({', '.join(f'{r:g}' for r in evaluation['returns'])})")
-    print(f"saved {stem}.png (learning curve), {stem}.pt (weights), {stem}.json")
+    saved = [f"{stem}.png (learning curve)"] if Path(f"{stem}.png").exists() and result["curve"] else []
+    print(f"saved {', '.join([*saved, f'{stem}.pt (weights)', f'{stem}.json'])}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (what was wrong, where to read more) and exit code 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    value = _int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive int, got {text!r}")
+    return value
+
+
+def _nonnegative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative int, got {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an int, got {text!r}") from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _device(text: str) -> str:
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a torch device: use cpu, cuda or cuda:<index>") from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            built = "this torch is built without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible"
+            raise argparse.ArgumentTypeError(f"{text!r}: CUDA is not available ({built}); use --device cpu")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: there are {torch.cuda.device_count()} CUDA devices (cuda:0 ...)")
+    elif device.type != "cpu":
+        raise argparse.ArgumentTypeError(f"{text!r}: train runs on cpu or cuda")
+    return text
+
+
+def _recipes_epilog() -> str:
+    from .train.ppo import RECIPES, VARIANTS
+
+    recipes = textwrap.fill(f"envs with a tuned recipe: {', '.join(RECIPES)}; any other id trains with the "
+                            "generic defaults (torchpool/train/ppo.py, Args).", width=78)
+    variants = "\n".join(f"  {name}: {', '.join(sorted(envs))}" for name, envs in VARIANTS.items())
+    return f"{recipes}\n\n--recipe variants, and the envs they cover:\n{variants}"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torchpool", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    train_parser = commands.add_parser("train", help="train PPO on torchpool.stream with the tuned recipe")
+    doc = __doc__.split("\n\n")
+    parser = _Parser(prog="python -m torchpool", formatter_class=argparse.RawDescriptionHelpFormatter,
+                     description="torchpool's command line: train PPO on an env, list the envs, "
+                                 "benchmark a pool, run a demo.",
+                     epilog="examples:\n" + textwrap.indent(textwrap.dedent(doc[1]), "  "))
+    commands = parser.add_subparsers(dest="command", required=True, metavar="<command>")
+    train_parser = commands.add_parser("train", help="train PPO on torchpool.stream with the tuned recipe",
+                                       description="Train PPO on torchpool.stream with the env's tuned recipe; "
+                                                   "the learning curve (PNG), the weights (.pt) and a JSON "
+                                                   "summary go to --out-dir.",
+                                       epilog=_recipes_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     train_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
     train_parser.add_argument("--recipe", default=None,
                               help="a named variant of the env's recipe, e.g. cleanrl (CleanRL's Nature-CNN "
                                    "Atari settings, the GPU recipe); default: the tuned one")
-    train_parser.add_argument("--total-frames", type=int, default=None, help="env steps at most (recipe's default)")
-    train_parser.add_argument("--num-envs", type=int, default=None, help="envs in parallel (recipe's default)")
-    train_parser.add_argument("--device", default=None, help="cpu (default) or cuda")
-    train_parser.add_argument("--seed", type=int, default=None, help="seed (default 1)")
-    train_parser.add_argument("--target-return", type=float, default=None,
+    train_parser.add_argument("--total-frames", type=_positive_int, default=None,
+                              help="env steps at most (recipe's default)")
+    train_parser.add_argument("--num-envs", type=_positive_int, default=None,
+                              help="envs in parallel (recipe's default)")
+    train_parser.add_argument("--device", type=_device, default=None, help="cpu (default) or cuda")
+    train_parser.add_argument("--seed", type=_nonnegative_int, default=None, help="seed (default 1)")
+    train_parser.add_argument("--target-return", type=_finite_float, default=None,
                               help="stop once the mean of the last 20 returns reaches this (recipe's default)")
-    train_parser.add_argument("--max-seconds", type=float, default=None,
+    train_parser.add_argument("--max-seconds", type=_positive_float, default=None,
                               help="stop after this many seconds of training (default: no limit)")
     train_parser.add_argument("--no-early-stop", action="store_true", help="always run total_frames")
     train_parser.add_argument("--out-dir", default=None, help="where outputs go (default runs/)")
@@ -130,23 +224,40 @@ def main(argv: list[str] | None = None) -> None:
                               help="also log to TensorBoard under <out-dir>/tensorboard/")
     train_parser.set_defaults(run=_train)
 
-    commands.add_parser("list", help="list every env id and its task kwargs").set_defaults(run=_list)
+    list_parser = commands.add_parser("list", help="list every env id and its task kwargs")
+    list_parser.set_defaults(run=_list)
 
     bench_parser = commands.add_parser("bench", help="steps/s of torchpool next to Gymnasium and EnvPool")
     bench_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
-    bench_parser.add_argument("--num-envs", type=int, default=8, help="envs per pool (default 8)")
-    bench_parser.add_argument("--calls", type=int, default=5000, help="timed step calls per system (default 5000)")
+    bench_parser.add_argument("--num-envs", type=_positive_int, default=8, help="envs per pool (default 8)")
+    bench_parser.add_argument("--calls", type=_positive_int, default=5000,
+                              help="timed step calls per system (default 5000)")
     bench_parser.add_argument("--with-async-gym", action="store_true",
                               help="also time Gymnasium's AsyncVectorEnv (one process per env)")
     bench_parser.set_defaults(run=_bench)
 
     demo_parser = commands.add_parser("demo", help="step a pool with a random policy")
     demo_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
-    demo_parser.add_argument("--num-envs", type=int, default=8, help="envs in the pool (default 8)")
-    demo_parser.add_argument("--steps", type=int, default=2000, help="sync steps to run (default 2000)")
+    demo_parser.add_argument("--num-envs", type=_positive_int, default=8, help="envs in the pool (default 8)")
+    demo_parser.add_argument("--steps", type=_positive_int, default=2000, help="sync steps to run (default 2000)")
     demo_parser.set_defaults(run=_demo)
 
     args = parser.parse_args(argv)
+    command_parser = commands.choices[args.command]
+    if getattr(args, "env_id", None) is not None:
+        from . import registry
+
+        try:
+            registry.lookup(args.env_id)  # an unknown id: the error suggests the closest
+        except ValueError as error:
+            command_parser.error(str(error))
+    if args.command == "train":
+        from .train.ppo import recipe
+
+        try:
+            args.settings = recipe(args.env_id, args.recipe)
+        except ValueError as error:
+            command_parser.error(str(error))
     try:
         args.run(args)
         sys.stdout.flush()
