@@ -1,4 +1,4 @@
-"""The command line (torchpool/__main__.py).
+"""The command line (torchpool/__main__.py) and what a user sees before it runs (torchpool/__init__.py).
 
 Each test runs ``python -m torchpool ...`` in a subprocess, as a user does:
 mistakes are one line on stderr with exit code 2, never a traceback.
@@ -6,13 +6,19 @@ mistakes are one line on stderr with exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 import torch
 
 from torchpool.train.ppo import RECIPES, VARIANTS
+
+SOURCE = Path(__file__).resolve().parent.parent / "torchpool"
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -101,3 +107,39 @@ def test_demo_with_no_finished_episode_says_so():
     done = cli("demo", "MountainCar-v0", "--steps", "10")
     assert done.returncode == 0, done.stderr
     assert "no episode finished in 10 steps" in done.stdout and "mean return" not in done.stdout, done.stdout
+
+
+# ---- importing an unbuilt checkout -----------------------------------------------------
+
+def import_from_copy(tmp_path: Path, with_extension: bool) -> subprocess.CompletedProcess:
+    """``import torchpool`` in a Python that sees a copy of the source tree and the installed dependencies.
+
+    ``-S`` skips site's .pth files, so neither the editable install's import
+    hook nor any installed torchpool can stand in for the copy; the
+    site-packages folders come back through PYTHONPATH, after the copy.
+    """
+    shutil.copytree(SOURCE, tmp_path / "torchpool", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
+    if with_extension:
+        import torchpool._core
+
+        shutil.copy(torchpool._core.__file__, tmp_path / "torchpool")
+    site = [path for path in sys.path if path.endswith("site-packages")] + [sysconfig.get_paths()["purelib"]]
+    return subprocess.run([sys.executable, "-S", "-c", "import torchpool; print(torchpool.__file__)"],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(site))},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_importing_an_unbuilt_checkout_says_to_build_it(tmp_path):
+    done = import_from_copy(tmp_path, with_extension=False)
+    assert done.returncode != 0, f"the copy without torchpool._core imported:\n{done.stdout}"
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: torchpool is not built; run from outside the checkout or "
+                           "`pip install -e .`"), done.stderr
+    assert "cannot import name '_core'" not in done.stderr, f"the raw error shows through:\n{done.stderr}"
+
+
+def test_the_same_copy_imports_once_the_extension_is_beside_it(tmp_path):
+    # The control: the setup above fails only for the missing extension.
+    done = import_from_copy(tmp_path, with_extension=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "torchpool" / "__init__.py")

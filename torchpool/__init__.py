@@ -5,6 +5,22 @@
     td = pool.step(torch.zeros(8, dtype=torch.int64))
 """
 
+import importlib.util
+
+try:
+    from . import pool as _pool  # noqa: F401  the first import of the compiled extension, torchpool._core
+except ImportError:
+    # `from . import _core` in pool.py reports a missing extension as "cannot
+    # import name '_core'", so ask whether it exists rather than parse that.
+    if importlib.util.find_spec(f"{__name__}._core") is not None:
+        raise  # built, and something else is missing or broken: that error says what
+    # A source tree without its build: Python found the checkout's torchpool/
+    # (the current directory comes first on sys.path) rather than an install.
+    raise ImportError(
+        f"torchpool is not built; run from outside the checkout or `pip install -e .` "
+        f"({__path__[0]} is a source tree without the compiled extension torchpool._core)",
+        name=__name__, path=__file__) from None
+
 from . import gym as _gym  # noqa: F401  registers "torchpool/<EnvId>" with Gymnasium
 from ._cpus import available_cpus
 from .errors import EnvError
