@@ -161,6 +161,23 @@ def test_make_vec_builds_a_vector_env_for_every_registered_id():
     envs.close()
 
 
+def test_make_vec_takes_autoreset_mode_as_a_keyword_as_the_readme_shows():
+    envs = gymnasium.make_vec("torchpool/CartPole-v1", num_envs=8, autoreset_mode=AutoresetMode.SAME_STEP,
+                              max_episode_steps=3, seed=0)
+    try:
+        assert envs.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP and envs.pool.autoreset == "same_step"
+        envs.reset()
+        for _ in range(3):
+            obs, _, _, truncated, info = envs.step(np.zeros(8, dtype=np.int64))
+        assert truncated.all() and "final_obs" in info, "SAME_STEP reports the last observations in the ending step"
+        assert not np.array_equal(np.stack(info["final_obs"]), obs), "and returns the new episodes' first"
+    finally:
+        envs.close()
+    # Gymnasium passes vector_kwargs only to its own SyncVectorEnv/AsyncVectorEnv (the README says so).
+    with pytest.raises(gymnasium.error.Error, match="vector_kwargs"):
+        gymnasium.make_vec("torchpool/CartPole-v1", num_envs=2, vector_kwargs={"autoreset_mode": "SameStep"})
+
+
 def test_gymnasiums_vector_wrappers_take_a_renamed_id_unchanged():
     # NormalizeObservation refuses SAME_STEP; with Gymnasium's default mode it works as on SyncVectorEnv.
     from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics
