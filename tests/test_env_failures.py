@@ -1,6 +1,6 @@
 """An env that raises: the batch holding its row raises EnvError; no other row is lost, repeated or stale.
 
-NOTE [Env failures] in csrc/core/executor.h states the rule: the failed env's
+NOTE [Env failures] in csrc/core/episode.h states the rule: the failed env's
 row arrives (zeroed, truncated, done) inside ``EnvError.batch`` with every
 other row of its batch, and the env's next step resets it.
 """
