@@ -397,6 +397,11 @@ def test_pickled_copies_get_distinct_seeds():
             f"copy {k} of an env with seed=5 must seed its envs 5 + {3 * k} + i"
         copy.close()
     env.close()
+    env = TorchPoolEnv("CartPole-v1", 3, seed=None)  # a random seed: each copy draws its own
+    first, second = (pickle.loads(pickle.dumps(env)) for _ in range(2))
+    assert not torch.equal(first.reset()["observation"], second.reset()["observation"])
+    for closeable in (env, first, second):
+        closeable.close()
 
 
 def test_step_without_an_action_raises_a_key_error():

@@ -337,10 +337,11 @@ class TorchPoolEnv(EnvBase):
         # workers only when told to: collector.set_seed). So copy k starts
         # where copy k - 1's seeds end: seed + k * num_envs. Workers are
         # pickled in order, so a run stays reproducible.
+        # (seed=None: each copy's pool draws a random seed of its own.)
         copy, self._copies = self._copies, self._copies + 1
-        if copy:
-            seed = int(make_kwargs.get("seed", 0)) + copy * num_envs
-            make_kwargs = {**make_kwargs, "seed": seed}
+        seed = make_kwargs.get("seed", 0)
+        if copy and seed is not None:
+            make_kwargs = {**make_kwargs, "seed": int(seed) + copy * num_envs}
         return functools.partial(TorchPoolEnv, env_id, num_envs, device, **make_kwargs), ()
 
     def __repr__(self) -> str:
