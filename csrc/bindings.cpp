@@ -156,11 +156,17 @@ py::dict schedule_to_dict(const Schedule& plan) {
 }
 
 py::dict spec_to_dict(const EnvSpec& spec) {
-  py::dict observation, action;
-  observation["shape"] = spec.observation.shape;
-  observation["dtype"] = static_cast<int>(spec.observation.dtype);
-  observation["low"] = spec.observation.low;
-  observation["high"] = spec.observation.high;
+  py::list observation;  // one dict per field, in the family's order
+  for (const ObservationSpec& field : spec.observations) {
+    py::dict entry;
+    entry["name"] = field.name;
+    entry["shape"] = field.shape;
+    entry["dtype"] = static_cast<int>(field.dtype);
+    entry["low"] = field.low;
+    entry["high"] = field.high;
+    observation.append(entry);
+  }
+  py::dict action;
   action["discrete"] = spec.action.discrete;
   action["n"] = spec.action.num_actions;
   action["shape"] = spec.action.shape;

@@ -64,7 +64,7 @@ from tensordict import TensorDict
 
 from .pool import FIXED_KEYS, Pool
 from .pool import make as _make_pool
-from .specs import BoxSpec, DiscreteSpec
+from .specs import BoxSpec, DictSpec, DiscreteSpec
 
 __all__ = ["make", "EnvPool", "EnvSpec", "EnvPoolMixin"]
 
@@ -108,7 +108,7 @@ def make(
     return EnvPool(pool, env_type, gym_reset_return_info or env_type == "gymnasium", seed)
 
 
-def _gym_flavoured_space(spec: BoxSpec | DiscreteSpec) -> Any:
+def _gym_flavoured_space(spec: BoxSpec | DictSpec | DiscreteSpec) -> Any:
     """The space legacy-gym code expects: both libraries' (``spec.to_gym()``), or Gymnasium's without ``gym``."""
     try:
         return spec.to_gym()
@@ -311,7 +311,9 @@ class EnvPool(EnvPoolMixin, gymnasium.Env):
 
     def _to(self, td: TensorDict, reset: bool, return_info: bool) -> Any:
         """A pool batch in EnvPool's return format (``_to_gym`` / ``_to_gymnasium``)."""
-        obs = td["observation"].numpy()
+        obs = td["observation"]
+        # Named observation fields: a dict of arrays, as EnvPool gives its obs:<name> keys.
+        obs = obs.numpy() if isinstance(obs, torch.Tensor) else {key: value.numpy() for key, value in obs.items()}
         if reset and not return_info:
             return obs
         info = self._info(td)

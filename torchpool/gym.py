@@ -236,7 +236,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     # ---- internals ------------------------------------------------------------
 
-    def _output(self, tensor: torch.Tensor) -> Any:
+    def _output(self, tensor: torch.Tensor | TensorDict) -> Any:
+        if not isinstance(tensor, torch.Tensor):  # named observation fields: a dict, as a Dict space's batch is
+            return {key: self._output(value) for key, value in tensor.items()}
         if self.array_type == "numpy":
             return tensor.numpy()
         if self.device is None or self.device == tensor.device:
@@ -294,10 +296,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if self.array_type == "numpy":
             # An object array with each ended env's own last observation, None
             # elsewhere: SyncVectorEnv._add_info's layout for "final_obs".
-            rows = final_observation.numpy()
+            rows = self._output(final_observation)
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(done.numpy()):
-                final_obs[i] = rows[i]
+                final_obs[i] = {key: value[i] for key, value in rows.items()} if isinstance(rows, dict) else rows[i]
         else:
             # A batch tensor: the true last observation where `_final_obs`,
             # the current observation elsewhere.

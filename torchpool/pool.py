@@ -39,7 +39,7 @@ from . import _core, errors, registry  # noqa: E402
 from ._cpus import available_cpus  # noqa: E402
 from ._held import HeldWatch  # noqa: E402
 from .output_targets import OutputTargets  # noqa: E402
-from .specs import BoxSpec, DiscreteSpec, action_spec, observation_spec  # noqa: E402
+from .specs import BoxSpec, DictSpec, DiscreteSpec, action_spec, observation_spec  # noqa: E402
 
 if TYPE_CHECKING:  # tensordict is imported by the first pool: it pulls in torch._dynamo, ~1 s
     from tensordict import TensorDict
@@ -82,13 +82,23 @@ def _close_live_pools() -> None:
             pass
 
 
-def _column_views(data: torch.Tensor, layout: list, rows: int) -> dict[str, torch.Tensor]:
-    """Field name -> tensor [rows, *shape] viewing its column of ``data``."""
-    views = {}
+def _key(column: str) -> str | tuple[str, str]:
+    """The TensorDict key of a core column: "observation.position" is ("observation", "position")."""
+    return tuple(column.split(".", 1)) if "." in column else column
+
+
+def _column_views(data: torch.Tensor, layout: list, rows: int) -> dict[str, Any]:
+    """Key -> tensor [rows, *shape] viewing its column of ``data``; named observation fields nest."""
+    views: dict[str, Any] = {}
     for name, code, shape, offset in layout:
         dtype = _DTYPES[code]
         nbytes = rows * int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        views[name] = data[offset:offset + nbytes].view(dtype).view(rows, *shape)
+        view = data[offset:offset + nbytes].view(dtype).view(rows, *shape)
+        key = _key(name)
+        if isinstance(key, tuple):
+            views.setdefault(key[0], {})[key[1]] = view
+        else:
+            views[key] = view
     return views
 
 
@@ -202,7 +212,8 @@ class Pool:
         spec = self._core.spec()
         self.task_kwargs = kwargs
         self.max_episode_steps = int(spec["max_episode_steps"])
-        self.observation_spec: BoxSpec = observation_spec(spec["observation"], obs_dtype)
+        self.observation_spec: BoxSpec | DictSpec = observation_spec(
+            [dict(field, dtype=_DTYPES[field["dtype"]]) for field in spec["observation"]])
         self.action_spec: BoxSpec | DiscreteSpec = action_spec(spec["action"])
 
         if pin_memory is not None and not isinstance(pin_memory, bool):
@@ -423,15 +434,18 @@ class Pool:
             core.close()
         self._lent.clear()
 
-    def output_layout(self) -> list[tuple[str, torch.dtype, tuple[int, ...], int]]:
+    def output_layout(self) -> list[tuple[str | tuple[str, str], torch.dtype, tuple[int, ...], int]]:
         """Low-level: ``(key, dtype, per-env shape, byte offset)`` of each column of a batch.
+
+        A named observation field's key is a tuple, ``("observation", name)``
+        (and ``("final_observation", name)``), as TensorDict nests it.
 
         Every TensorDict that ``step()``/``recv()`` returns views one byte buffer
         (``output_bytes(td)``, pinned with ``pin_memory=True``) in which key ``k``
         occupies ``batch_size * prod(shape) * dtype.itemsize`` bytes from its
         offset. ``torchpool.stream`` copies whole batches with one DMA this way.
         """
-        return [(name, _DTYPES[code], tuple(shape), offset) for name, code, shape, offset in self._block_layout]
+        return [(_key(name), _DTYPES[code], tuple(shape), offset) for name, code, shape, offset in self._block_layout]
 
     @property
     def output_nbytes(self) -> int:

@@ -186,6 +186,7 @@ register(EnvEntry("_Probe-v0", "Probe", {
     "max_busy_us": Kwarg(float, 0.0, "each step/reset computes (spins) uniformly up to this, like a real env"),
     "fail_at_step": Kwarg(int, -1, "the env's n-th step raises; -1 never"),
     "fail_probability": Kwarg(float, 0.0, "each step raises with this probability (drawn from the env's RNG)"),
+    "dict_observation": Kwarg(bool, False, "named observation fields: counters, last_action, grid"),
 }, hidden=True))
 
 

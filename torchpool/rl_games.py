@@ -43,13 +43,17 @@ episode. Each ``step`` returns torch tensors on ``device``: observations
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
 import torch
 
 from .pool import Pool, make
+from .specs import DictSpec
+
+if TYPE_CHECKING:
+    from tensordict import TensorDict
 
 __all__ = ["register", "RlGamesVecEnv", "ENV_NAME", "VECENV_TYPE"]
 
@@ -105,7 +109,10 @@ class RlGamesVecEnv:
             # A Python int, as gym gave: rl_games' resnet network passes n to
             # torch.nn.LSTM(input_size=...), which refuses Gymnasium's np.int64.
             self.action_space.n = int(self.action_space.n)
-        self.observation_space = self._pool.observation_spec.to_gymnasium()
+        # Named observation fields reach rl_games as one float32 vector, in field order.
+        self._flatten = isinstance(self._pool.observation_spec, DictSpec)
+        spec = self._pool.observation_spec.flattened() if self._flatten else self._pool.observation_spec
+        self.observation_space = spec.to_gymnasium()
         self._use_dict_obs_space = use_dict_obs_space
         if use_dict_obs_space:
             if not hasattr(self.action_space, "n"):
@@ -155,7 +162,7 @@ class RlGamesVecEnv:
             game_over = done.numpy()
         self._scores[game_over] = 0.0
         reward = self._to_device(td["reward"])
-        obs = self._to_device(td["observation"])
+        obs = self._observation(td)
         if self._use_dict_obs_space:
             obs = {"observation": obs, "reward": reward.clamp(-1, 1),
                    "last_action": torch.as_tensor(actions, device=self.device)}
@@ -172,7 +179,7 @@ class RlGamesVecEnv:
             # Games without lives (Pong) report 0 lives throughout; handing that to
             # rl_games' observer would make it log a "finished" score every step.
             self._counts_lives = "lives" in td.keys() and bool((td["lives"] > 0).any())
-        obs = self._to_device(td["observation"])
+        obs = self._observation(td)
         if self._use_dict_obs_space:
             zeros = torch.zeros(self.num_actors, device=self.device)
             obs = {"observation": obs, "reward": zeros, "last_action": zeros.long()}
@@ -206,6 +213,10 @@ class RlGamesVecEnv:
         self._pool.close()
 
     # ---- internals --------------------------------------------------------------
+
+    def _observation(self, td: TensorDict) -> torch.Tensor:
+        observation = td["observation"]
+        return self._to_device(DictSpec.flatten(observation) if self._flatten else observation)
 
     def _to_device(self, tensor: torch.Tensor) -> torch.Tensor:
         if tensor.device == self.device:

@@ -31,7 +31,35 @@ def next_column(out: Any, key: str) -> torch.Tensor:
 
 def next_keys(layout: dict[str, tuple]) -> list[str]:
     """The output keys, of ``Pool.output_layout()``, that a batch holds under "next" as they are."""
-    return [key for key in layout if key not in _PLACED]
+    return [key for key in layout if _top(key) not in _PLACED]
+
+
+def observation_keys(layout: dict[Any, tuple]) -> list[Any]:
+    """The observation's keys in ``layout``: ``"observation"``, or ``("observation", name)`` per named field."""
+    return [key for key in layout if _top(key) == "observation"]
+
+
+def final_key(observation_key: Any) -> Any:
+    """The key of the final observation's column that matches an observation key."""
+    return ("final_observation", observation_key[1]) if isinstance(observation_key, tuple) else "final_observation"
+
+
+def under_next(key: Any) -> tuple[str, ...]:
+    """A batch's key under "next" for a layout key (a string or a nested tuple)."""
+    return ("next", *key) if isinstance(key, tuple) else ("next", key)
+
+
+def observation_input(fields: dict[Any, torch.Tensor], batch: int) -> Any:
+    """What a policy gets from the observation keys' tensors: the tensor itself, or a TensorDict of named fields."""
+    if list(fields) == ["observation"]:
+        return fields["observation"]
+    from tensordict import TensorDict
+
+    return TensorDict({key[1]: value for key, value in fields.items()}, batch_size=[batch])
+
+
+def _top(key: Any) -> str:
+    return key[0] if isinstance(key, tuple) else key
 
 
 def empty_batch(num_envs: int, steps: int, layout: dict[str, tuple], policy_outputs: dict[str, torch.Tensor],
@@ -40,15 +68,20 @@ def empty_batch(num_envs: int, steps: int, layout: dict[str, tuple], policy_outp
     from tensordict import TensorDict
 
     N, T = num_envs, steps
-    obs_dtype, obs_shape, _ = layout["observation"]
     flag = lambda: torch.zeros((N, T, 1), dtype=torch.bool, device=device)  # noqa: E731
-    nxt = {"observation": torch.empty((N, T, *obs_shape), dtype=obs_dtype, device=device),
+
+    def observation() -> Any:
+        fields = {key: torch.empty((N, T, *layout[key][1]), dtype=layout[key][0], device=device)
+                  for key in observation_keys(layout)}
+        return fields["observation"] if "observation" in fields else {key[1]: value for key, value in fields.items()}
+
+    nxt = {"observation": observation(),
            "reward": torch.empty((N, T, 1), dtype=torch.float32, device=device),
            "done": flag(), "terminated": flag(), "truncated": flag()}
     for key in next_keys(layout):
         dtype, shape, _ = layout[key]
         nxt[key] = torch.empty((N, T, *shape, *((1,) if key in _TRAILING_ONE else ())), dtype=dtype, device=device)
-    out = {"observation": torch.empty((N, T, *obs_shape), dtype=obs_dtype, device=device),
+    out = {"observation": observation(),
            "env_id": torch.arange(N, device=device).unsqueeze(1).expand(N, T).clone(),
            # Same-step autoreset: an observation at the root never ends an episode.
            "done": flag(), "terminated": flag(), "truncated": flag(),

@@ -1,7 +1,8 @@
 """Array specs of a pool, convertible to Gymnasium spaces and torchrl specs.
 
 ``Pool.observation_spec`` and ``Pool.action_spec`` describe one env (no batch
-dimension). ``to_gymnasium()`` gives the single-env space; ``to_gym()`` the
+dimension). An observation of named fields has a ``DictSpec`` (a Gymnasium
+``Dict``, a torchrl ``Composite``). ``to_gymnasium()`` gives the single-env space; ``to_gym()`` the
 same space as an instance of both legacy ``gym``'s and Gymnasium's classes
 (NOTE [Spaces of both gym and Gymnasium]); ``to_torchrl(batch)`` gives a
 torchrl spec with a leading batch shape.
@@ -9,6 +10,7 @@ torchrl spec with a leading batch shape.
 
 from __future__ import annotations
 
+import collections
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +53,43 @@ class BoxSpec:
         low = self.low.to(self.dtype).expand(shape).clone()
         high = self.high.to(self.dtype).expand(shape).clone()
         return Bounded(low=low, high=high, shape=shape, dtype=self.dtype)
+
+
+@dataclass(frozen=True)
+class DictSpec:
+    """Named observation fields, in the family's order: ``td["observation", name]`` is field ``name``."""
+
+    fields: dict[str, BoxSpec]
+
+    def to_gymnasium(self):
+        import gymnasium
+
+        # An OrderedDict keeps the family's order (Gymnasium sorts a plain dict's keys).
+        return gymnasium.spaces.Dict(collections.OrderedDict(
+            (name, field.to_gymnasium()) for name, field in self.fields.items()))
+
+    def to_gym(self):
+        """A legacy ``gym`` Dict of ``to_gym()`` boxes; ImportError without ``gym``."""
+        import gym
+
+        return gym.spaces.Dict(collections.OrderedDict((name, field.to_gym()) for name, field in self.fields.items()))
+
+    def flattened(self) -> BoxSpec:
+        """One float32 vector of every field's elements, in field order (rl_games' and EnvPool's flatten_obs)."""
+        low = torch.cat([field.low.to(torch.float64).flatten() for field in self.fields.values()])
+        high = torch.cat([field.high.to(torch.float64).flatten() for field in self.fields.values()])
+        return BoxSpec((low.numel(),), torch.float32, low, high)
+
+    @staticmethod
+    def flatten(observation: Any) -> torch.Tensor:
+        """``[n, total]`` float32 of a TensorDict of named fields ``[n, ...]``, as ``flattened()`` describes."""
+        return torch.cat([value.reshape(value.shape[0], -1).to(torch.float32) for value in observation.values()], 1)
+
+    def to_torchrl(self, batch_shape: tuple[int, ...] = ()):
+        from torchrl.data import Composite
+
+        return Composite({name: field.to_torchrl(batch_shape) for name, field in self.fields.items()},
+                         shape=torch.Size(batch_shape))
 
 
 @dataclass(frozen=True)
@@ -149,9 +188,21 @@ def _bounds(values: list[float], shape: tuple[int, ...], fill: float) -> torch.T
     return torch.tensor(np.asarray(values, dtype=np.float64).reshape(shape))
 
 
-def observation_spec(spec: dict, dtype: torch.dtype) -> BoxSpec:
-    shape = tuple(spec["shape"])
-    return BoxSpec(shape, dtype, _bounds(spec["low"], shape, -np.inf), _bounds(spec["high"], shape, np.inf))
+def _field_spec(field: dict) -> BoxSpec:
+    shape, dtype = tuple(field["shape"]), field["dtype"]
+    low, high = _bounds(field["low"], shape, -np.inf), _bounds(field["high"], shape, np.inf)
+    if not dtype.is_floating_point:  # integer bounds in the field's dtype (float64 cannot hold int64's range)
+        info = (0, 1) if dtype == torch.bool else (torch.iinfo(dtype).min, torch.iinfo(dtype).max)
+        low = torch.full(shape, info[0], dtype=dtype) if not field["low"] else low.to(dtype)
+        high = torch.full(shape, info[1], dtype=dtype) if not field["high"] else high.to(dtype)
+    return BoxSpec(shape, dtype, low, high)
+
+
+def observation_spec(fields: list[dict]) -> BoxSpec | DictSpec:
+    """The spec of the core's observation fields (``name``, ``shape``, torch ``dtype``, ``low``, ``high``)."""
+    if len(fields) == 1 and not fields[0]["name"]:
+        return _field_spec(fields[0])
+    return DictSpec({field["name"]: _field_spec(field) for field in fields})
 
 
 def action_spec(spec: dict) -> BoxSpec | DiscreteSpec:

@@ -55,7 +55,16 @@ from .output_targets import OutputTargets
 from .policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
 from .pool import Pool, draw_seed
 from .prefetch import Prefetcher, policy_module, snapshot_policy
-from .rollout_batch import as_records, empty_batch, next_column, next_keys
+from .rollout_batch import (
+    as_records,
+    empty_batch,
+    final_key,
+    next_column,
+    next_keys,
+    observation_input,
+    observation_keys,
+    under_next,
+)
 
 if TYPE_CHECKING:  # tensordict is imported with the first pool: it pulls in torch._dynamo (~1 s)
     from tensordict import TensorDict
@@ -278,13 +287,18 @@ class RolloutStream(IterableDataset):
         self._copy_stream = torch.cuda.Stream(self.device) if self._cuda else None
         # One group on the CPU: the workers write straight into the batch (NOTE [Stream data path]).
         self._direct = G == 1 and not self._staged
+        self._observation_keys = observation_keys(self._layout)
+        n = self._group_size
         if self._direct:
-            obs_dtype, obs_shape, _ = self._layout["observation"]
-            # The policy's inputs, contiguous: slot 0 holds the observation the
-            # batch starts from (the previous batch's last), slot t + 1 step t's.
-            self._direct_observations = torch.empty((T + 1, self._group_size, *obs_shape), dtype=obs_dtype)
-            self._direct_observations[0].copy_(reset[0]["observation"])
-            views = [[self._direct_observations[t]] for t in range(T + 1)]
+            # The policy's inputs, contiguous, per observation key: slot 0 holds the
+            # observation the batch starts from (the previous batch's last), slot t + 1 step t's.
+            self._direct_observations = {
+                key: torch.empty((T + 1, n, *self._layout[key][1]), dtype=self._layout[key][0])
+                for key in self._observation_keys}
+            for key, slots in self._direct_observations.items():
+                slots[0].copy_(reset[0][key])
+            views = [[observation_input({key: slots[t] for key, slots in self._direct_observations.items()}, n)]
+                     for t in range(T + 1)]
             self._observation_views = [views, views]  # one slot set: slot_set stays 0
             self._raw = self._slot_views = None
         else:
@@ -293,9 +307,12 @@ class RolloutStream(IterableDataset):
             self._raw = [torch.empty((T + 1, G, nbytes), dtype=torch.uint8, device=self.device) for _ in range(2)]
             # Made once: the policy's input for slot t of group g ([group_size, *obs_shape]
             # views) and the raw slot each step lands in ([bytes] views).
-            self._observation_views = [
-                [[column[t, g] for g in range(G)] for t in range(T + 1)]
-                for column in (self._column(raw, "observation") for raw in self._raw)]
+            self._observation_views = []
+            for raw in self._raw:
+                columns = {key: self._column(raw, key) for key in self._observation_keys}
+                self._observation_views.append([
+                    [observation_input({key: column[t, g] for key, column in columns.items()}, n) for g in range(G)]
+                    for t in range(T + 1)])
             self._slot_views = [[[raw[t, g] for g in range(G)] for t in range(T + 1)] for raw in self._raw]
         for group, td in zip(groups, reset):
             group.t, group.slot_set, group.batches_done, group.sends = 0, 0, 0, 0
@@ -346,7 +363,8 @@ class RolloutStream(IterableDataset):
         tick = time.perf_counter()
         for destination, source in pairs:
             destination.copy_(source)
-        self._direct_observations[0].copy_(self._direct_observations[self.steps_per_batch])
+        for slots in self._direct_observations.values():
+            slots[0].copy_(slots[self.steps_per_batch])
         self._seconds["copies"] += time.perf_counter() - tick
         group.batches_done += 1
         return watch.tensordict
@@ -535,13 +553,16 @@ class RolloutStream(IterableDataset):
         """A batch, where each step's outputs go in it, and what is copied in once it is full."""
         out = self._empty_batch()
         T = self.steps_per_batch
-        columns = {"final_observation": out["next", "observation"], "env_id": out["env_id"],
-                   # Step t's observation is the policy's input at t + 1 (NOTE [Stream data path]).
-                   "observation": self._direct_observations[1:].transpose(0, 1)}
+        columns = {"env_id": out["env_id"]}
+        pairs = []
+        for key, slots in self._direct_observations.items():
+            # Step t's observation is the policy's input at t + 1 (NOTE [Stream data path]).
+            columns[key] = slots[1:].transpose(0, 1)
+            columns[final_key(key)] = out[under_next(key)]
+            pairs.append(as_records(out[key], slots[:T].transpose(0, 1), 2))
         for key in ("reward", "done", "terminated", "truncated", *self._next_keys):
             columns[key] = next_column(out, key)
         targets = pool.output_target_columns(columns)
-        pairs = [as_records(out["observation"], self._direct_observations[:T].transpose(0, 1), 2)]
         pairs += self._policy_pairs(out, 0)
         # Made before the HeldWatch takes its baselines: these views count as ours.
         return out, (targets, pairs)
@@ -556,8 +577,9 @@ class RolloutStream(IterableDataset):
             source = self._column(raw[slots], key)
             pairs.append(as_records(destination.view(G, n, T, *source.shape[3:]), source.movedim(0, 2), 3))
 
-        add(out["observation"], "observation", slice(0, T))
-        add(out["next", "observation"], "final_observation", slice(1, T + 1))
+        for key in self._observation_keys:
+            add(out[key], key, slice(0, T))
+            add(out[under_next(key)], final_key(key), slice(1, T + 1))
         for key in ("reward", "done", "terminated", "truncated", *self._next_keys):
             add(next_column(out, key), key, slice(1, T + 1))
         return pairs + self._policy_pairs(out, slot_set)

@@ -29,6 +29,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <stdexcept>
+#include <string>
 
 #include "spec.h"
 
@@ -90,33 +91,56 @@ struct StepResult {
   bool truncated = false;  // family-side truncation (e.g. a diverged simulation)
 };
 
-// One env's row of the output: the observation and the family's extras.
+// One env's row of the output: the observation's fields and the family's extras.
 class StepOutput {
  public:
-  // extra_bytes[i]: the row bytes of extra i (checked in debug builds).
-  StepOutput(void* observation, Dtype observation_dtype, uint8_t* const* extras, const size_t* extra_bytes,
-             size_t extra_count)
-      : observation_(observation),
-        observation_dtype_(observation_dtype),
+  // observations[i]: field i of the observation (EnvSpec::observations), of
+  // dtype observation_dtypes[i]; extra_bytes[i]: the row bytes of extra i
+  // (checked in debug builds).
+  StepOutput(uint8_t* const* observations, const Dtype* observation_dtypes, size_t observation_count,
+             uint8_t* const* extras, const size_t* extra_bytes, size_t extra_count)
+      : observations_(observations),
+        observation_dtypes_(observation_dtypes),
+        observation_count_(observation_count),
         extras_(extras),
         extra_bytes_(extra_bytes),
         extra_count_(extra_count) {}
 
-  // Writes a continuous observation, converting to the pool's obs_dtype.
-  void set_observation(const double* values, size_t count) {
-    if (observation_dtype_ == Dtype::Float64) {
-      std::memcpy(observation_, values, count * sizeof(double));
-    } else {
-      auto* out = static_cast<float*>(observation_);
-      for (size_t i = 0; i < count; ++i) out[i] = static_cast<float>(values[i]);
+  // Writes observation field `field` (the one field by default) from doubles,
+  // converting to its dtype (the pool's obs_dtype for continuous fields).
+  void set_observation(size_t field, const double* values, size_t count) {
+    void* out = observations_[field];
+    switch (observation_dtypes_[field]) {
+      case Dtype::Float64:
+        std::memcpy(out, values, count * sizeof(double));
+        return;
+      case Dtype::Float32:
+        return convert<float>(out, values, count);
+      case Dtype::Int64:
+        return convert<int64_t>(out, values, count);
+      case Dtype::Int32:
+        return convert<int32_t>(out, values, count);
+      case Dtype::UInt8:
+        return convert<uint8_t>(out, values, count);
+      case Dtype::Bool:
+        return convert<bool>(out, values, count);
     }
   }
-  void set_observation(std::initializer_list<double> values) { set_observation(values.begin(), values.size()); }
+  void set_observation(const double* values, size_t count) { set_observation(0, values, count); }
+  void set_observation(std::initializer_list<double> values) { set_observation(0, values.begin(), values.size()); }
+  void set_observation(size_t field, std::initializer_list<double> values) {
+    set_observation(field, values.begin(), values.size());
+  }
 
-  // Raw access for families with integer observations (Atari frames).
+  // Raw access to observation field `field`, e.g. Atari's uint8 frames; T
+  // must be the field's dtype (checked in debug builds).
   template <class T>
-  T* observation() {
-    return static_cast<T*>(observation_);
+  T* observation(size_t field = 0) {
+#ifndef NDEBUG
+    if (field >= observation_count_ || observation_dtypes_[field] != dtype_of<T>())
+      throw std::logic_error("observation field " + std::to_string(field) + " is not of the requested type");
+#endif
+    return reinterpret_cast<T*>(observations_[field]);
   }
 
   // The elements of one of the family's extra fields in this row; the handle
@@ -131,8 +155,15 @@ class StepOutput {
   }
 
  private:
-  void* observation_;
-  Dtype observation_dtype_;
+  template <class T>
+  static void convert(void* out, const double* values, size_t count) {
+    auto* typed = static_cast<T*>(out);
+    for (size_t i = 0; i < count; ++i) typed[i] = static_cast<T>(values[i]);
+  }
+
+  uint8_t* const* observations_;
+  const Dtype* observation_dtypes_;
+  [[maybe_unused]] size_t observation_count_;
   uint8_t* const* extras_;
   [[maybe_unused]] const size_t* extra_bytes_;
   [[maybe_unused]] size_t extra_count_;

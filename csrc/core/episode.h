@@ -29,26 +29,37 @@ namespace torchpool {
 
 enum class Autoreset : int32_t { kSameStep = 0, kNextStep = 1, kDisabled = 2 };
 
-// Fixed output fields, in column order; the family's extras follow.
+// The scalar output fields every step has, in column order. The columns of a
+// step's output (output_fields) are: the observation's fields, these, the
+// final observation's fields (same_step autoreset only), the family's extras.
 enum Field : size_t {
-  kObservation = 0,
-  kReward,
+  kReward = 0,
   kTerminated,
   kTruncated,
   kDone,
   kEnvId,
   kEpisodeReturn,
   kEpisodeLength,
-  kFinalObservation,  // only with same_step autoreset
+  kScalarFields,
 };
 
+inline constexpr size_t kMaxObservationFields = 8;
 inline constexpr size_t kMaxExtras = 16;
 
-// Where one env's row goes: each fixed field (final_observation only with
-// same_step autoreset) and each of the family's extras.
-// Only the fields the pool has are set (no zeroing: this is built per env step).
+// The column name of observation field `field` under `key` ("observation" or
+// "final_observation"): the key itself for one unnamed field, "key.name"
+// otherwise (Python nests it as td[key, name]).
+inline std::string observation_column(const std::string& key, const ObservationSpec& field) {
+  return field.name.empty() ? key : key + "." + field.name;
+}
+
+// Where one env's row goes: each observation field, each scalar field, each
+// final observation field (same_step autoreset only) and each of the family's
+// extras. Only the fields the pool has are set (no zeroing: this is built per env step).
 struct Row {
-  std::array<uint8_t*, kFinalObservation + 1> field;
+  std::array<uint8_t*, kMaxObservationFields> observation;
+  std::array<uint8_t*, kMaxObservationFields> final_observation;
+  std::array<uint8_t*, kScalarFields> field;
   std::array<uint8_t*, kMaxExtras> extras;
 
   template <class T>
@@ -57,20 +68,21 @@ struct Row {
   }
 };
 
-// The columns of a step's output: the fixed fields, in Field order, then the family's extras.
+// The columns of a step's output, in order (see Field).
 inline std::vector<FieldSpec> output_fields(const EnvSpec& spec, Autoreset autoreset) {
-  const ObservationSpec& obs = spec.observation;
-  std::vector<FieldSpec> fields = {
-      {"observation", obs.dtype, obs.shape},
-      {"reward", Dtype::Float32, {}},
-      {"terminated", Dtype::Bool, {}},
-      {"truncated", Dtype::Bool, {}},
-      {"done", Dtype::Bool, {}},
-      {"env_id", Dtype::Int64, {}},
-      {"episode_return", Dtype::Float32, {}},
+  std::vector<FieldSpec> fields;
+  for (const ObservationSpec& obs : spec.observations)
+    fields.push_back({observation_column("observation", obs), obs.dtype, obs.shape});
+  const std::vector<FieldSpec> scalars = {
+      {"reward", Dtype::Float32, {}},       {"terminated", Dtype::Bool, {}},
+      {"truncated", Dtype::Bool, {}},       {"done", Dtype::Bool, {}},
+      {"env_id", Dtype::Int64, {}},         {"episode_return", Dtype::Float32, {}},
       {"episode_length", Dtype::Int64, {}},
   };
-  if (autoreset == Autoreset::kSameStep) fields.push_back({"final_observation", obs.dtype, obs.shape});
+  fields.insert(fields.end(), scalars.begin(), scalars.end());
+  if (autoreset == Autoreset::kSameStep)
+    for (const ObservationSpec& obs : spec.observations)
+      fields.push_back({observation_column("final_observation", obs), obs.dtype, obs.shape});
   for (const FieldSpec& extra : spec.extras) fields.push_back(extra);
   return fields;
 }
@@ -78,26 +90,66 @@ inline std::vector<FieldSpec> output_fields(const EnvSpec& spec, Autoreset autor
 // What every env of a pool follows; built once.
 struct EpisodeRules {
   Autoreset autoreset = Autoreset::kSameStep;
-  int64_t max_episode_steps = 0;  // 0: no time limit
-  Dtype observation_dtype = Dtype::Float32;
-  size_t observation_bytes = 0;
-  size_t fixed_fields = 0;          // columns before the extras (output_fields)
-  std::vector<size_t> extra_bytes;  // row bytes of each extra
+  int64_t max_episode_steps = 0;          // 0: no time limit
+  std::vector<Dtype> observation_dtypes;  // per observation field
+  std::vector<size_t> observation_bytes;  // row bytes of each observation field
+  std::vector<size_t> extra_bytes;        // row bytes of each extra
 
   static EpisodeRules of(const EnvSpec& spec, Autoreset autoreset) {
-    const FieldSpec observation{"observation", spec.observation.dtype, spec.observation.shape};
-    const size_t fixed = autoreset == Autoreset::kSameStep ? kFinalObservation + 1 : kFinalObservation;
-    EpisodeRules rules{autoreset, spec.max_episode_steps, spec.observation.dtype, observation.row_bytes(), fixed, {}};
+    if (spec.observations.empty() || spec.observations.size() > kMaxObservationFields)
+      throw std::logic_error("a family declares 1 to " + std::to_string(kMaxObservationFields) + " observation fields");
+    for (const ObservationSpec& obs : spec.observations)
+      if (obs.name.empty() != (spec.observations.size() == 1))
+        throw std::logic_error("one observation field is unnamed; several are each named");
+    EpisodeRules rules;
+    rules.autoreset = autoreset;
+    rules.max_episode_steps = spec.max_episode_steps;
+    for (const ObservationSpec& obs : spec.observations) {
+      rules.observation_dtypes.push_back(obs.dtype);
+      rules.observation_bytes.push_back(obs.row_bytes());
+    }
     for (const FieldSpec& extra : spec.extras) rules.extra_bytes.push_back(extra.row_bytes());
     return rules;
+  }
+
+  size_t observation_fields() const { return observation_bytes.size(); }
+  bool keeps_final_observation() const { return autoreset == Autoreset::kSameStep; }
+  // The column of a scalar field, of final observation field i, of extra i (output_fields' order).
+  size_t column(Field field) const { return observation_fields() + field; }
+  size_t final_observation_column(size_t i) const { return observation_fields() + kScalarFields + i; }
+  size_t extra_column(size_t i) const {
+    return observation_fields() * (keeps_final_observation() ? 2 : 1) + kScalarFields + i;
   }
 
   // Where row `index` of a block (laid out by output_fields) goes.
   Row row_at(const FieldTargets& targets, size_t index) const {
     Row row;
-    for (size_t i = 0; i < fixed_fields; ++i) row.field[i] = targets.at(i, index);
-    for (size_t i = 0; i < extra_bytes.size(); ++i) row.extras[i] = targets.at(fixed_fields + i, index);
+    const size_t observations = observation_fields();
+    for (size_t i = 0; i < observations; ++i) row.observation[i] = targets.at(i, index);
+    for (size_t i = 0; i < kScalarFields; ++i) row.field[i] = targets.at(column(static_cast<Field>(i)), index);
+    if (keeps_final_observation())
+      for (size_t i = 0; i < observations; ++i)
+        row.final_observation[i] = targets.at(final_observation_column(i), index);
+    for (size_t i = 0; i < extra_bytes.size(); ++i) row.extras[i] = targets.at(extra_column(i), index);
     return row;
+  }
+
+  // The observation fields of `row` copied into its final observation fields, or zeroed.
+  void keep_final_observation(const Row& row) const {
+    for (size_t i = 0; i < observation_fields(); ++i)
+      std::memcpy(row.final_observation[i], row.observation[i], observation_bytes[i]);
+  }
+  void zero_observation(const Row& row) const {
+    for (size_t i = 0; i < observation_fields(); ++i) {
+      std::memset(row.observation[i], 0, observation_bytes[i]);
+      if (keeps_final_observation()) std::memset(row.final_observation[i], 0, observation_bytes[i]);
+    }
+  }
+
+  // The family's view of a row: its observation fields and extras (`extras`: the row's, or a scratch row's).
+  StepOutput output(const Row& row, uint8_t* const* extras) const {
+    return StepOutput(row.observation.data(), observation_dtypes.data(), observation_fields(), extras,
+                      extra_bytes.data(), extra_bytes.size());
   }
 
   // Each extra gets an 8-byte-aligned place in a slot's scratch row, so any
@@ -152,8 +204,7 @@ struct EnvSlot {
   // (the action is ignored, as Gymnasium's next_step autoreset does). False
   // when the env threw: the row then holds a failure.
   bool run(bool step_requested, const Action& action, const Row& row, const EpisodeRules& rules) {
-    StepOutput out(row.field[kObservation], rules.observation_dtype, row.extras.data(), rules.extra_bytes.data(),
-                   rules.extra_bytes.size());
+    StepOutput out = rules.output(row, row.extras.data());
     try {
       if (!step_requested || resets_on_step(rules.autoreset)) {
         if (has_pending_seed) rng.reseed(pending_seed), has_pending_seed = false;
@@ -173,11 +224,10 @@ struct EnvSlot {
         write_flags(row, static_cast<float>(result.reward), result.terminated, truncated);
         if (result.terminated || truncated) {
           if (rules.autoreset == Autoreset::kSameStep) {
-            std::memcpy(row.field[kFinalObservation], row.field[kObservation], rules.observation_bytes);
+            rules.keep_final_observation(row);
             // A named array: StepOutput keeps the pointer, so it must outlive the reset.
             const std::array<uint8_t*, kMaxExtras> scratch = scratch_extras(rules);
-            StepOutput next(row.field[kObservation], rules.observation_dtype, scratch.data(), rules.extra_bytes.data(),
-                            rules.extra_bytes.size());
+            StepOutput next = rules.output(row, scratch.data());
             env.reset(rng, next);
             episode_return = 0.0;
             episode_length = 0;
@@ -186,8 +236,7 @@ struct EnvSlot {
           episode_over = true;
         }
       }
-      if (rules.autoreset == Autoreset::kSameStep)
-        std::memcpy(row.field[kFinalObservation], row.field[kObservation], rules.observation_bytes);
+      if (rules.keeps_final_observation()) rules.keep_final_observation(row);
     } catch (const std::exception& error) {
       fail(row, rules, error.what());
       return false;
@@ -231,8 +280,7 @@ struct EnvSlot {
   // waits in the slot for the caller, who reads it once the row's block is
   // complete.
   void fail(const Row& row, const EpisodeRules& rules, const std::string& what) {
-    std::memset(row.field[kObservation], 0, rules.observation_bytes);
-    if (rules.autoreset == Autoreset::kSameStep) std::memset(row.field[kFinalObservation], 0, rules.observation_bytes);
+    rules.zero_observation(row);
     for (size_t i = 0; i < rules.extra_bytes.size(); ++i) std::memset(row.extras[i], 0, rules.extra_bytes[i]);
     write_flags(row, 0.0f, false, true);
     failure = what;

@@ -410,7 +410,7 @@ class Executor final : public ExecutorBase {
     const FieldTargets& targets = ring_.targets(block);
     block_ids_.resize(options_.batch_size);
     for (size_t row = 0; row < options_.batch_size; ++row)
-      block_ids_[row] = *reinterpret_cast<const int64_t*>(targets.at(kEnvId, row));
+      block_ids_[row] = *reinterpret_cast<const int64_t*>(targets.at(rules_.column(kEnvId), row));
     return block_ids_.data();
   }
 

@@ -109,10 +109,21 @@ ExtraField<T> extra_field(const std::vector<FieldSpec>& extras, const std::strin
   throw std::logic_error("no extra field named '" + name + "' is declared");
 }
 
+// One field of the observation. A family with one observation declares one
+// unnamed field (Python's td["observation"] is then a tensor); with several,
+// each is named (td["observation", name], a TensorDict of them), in the
+// family's order, as EnvPool's obs:<name> state keys are.
 struct ObservationSpec {
   std::vector<int64_t> shape;
-  Dtype dtype;                    // the pool's output dtype (obs_dtype applied)
+  Dtype dtype;                    // the pool's output dtype (obs_dtype applied to continuous fields)
   std::vector<double> low, high;  // one per element, or empty for unbounded
+  std::string name;               // "" for a family's one unnamed observation
+
+  size_t row_bytes() const {
+    size_t count = 1;
+    for (int64_t extent : shape) count *= static_cast<size_t>(extent);
+    return count * dtype_size(dtype);
+  }
 };
 
 struct ActionSpec {
@@ -130,7 +141,7 @@ struct ActionSpec {
 };
 
 struct EnvSpec {
-  ObservationSpec observation;
+  std::vector<ObservationSpec> observations;  // one unnamed field, or named ones
   ActionSpec action;
   std::vector<FieldSpec> extras;  // family fields written every step (e.g. lives)
   int64_t max_episode_steps = 0;  // 0: no time limit

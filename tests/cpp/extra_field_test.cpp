@@ -42,7 +42,9 @@ int main() {
                        reinterpret_cast<uint8_t*>(&game_over)};
   const size_t bytes[] = {4, 24, 1};
   double observation = 0;
-  StepOutput out(&observation, Dtype::Float64, fields, bytes, 3);
+  uint8_t* observations[] = {reinterpret_cast<uint8_t*>(&observation)};
+  const Dtype observation_dtypes[] = {Dtype::Float64};
+  StepOutput out(observations, observation_dtypes, 1, fields, bytes, 3);
   *out.extra(extra_field<int32_t>(extras, "lives")) = 5;
   out.extra(tendons)[2] = 1.5;
   *out.extra(extra_field<bool>(extras, 2)) = true;

@@ -124,10 +124,10 @@ class AtariModel {
 
   EnvSpec spec(Dtype) const {
     EnvSpec spec;
-    spec.observation = {{stack_num * channels(), height, width},
-                        Dtype::UInt8,
-                        std::vector<double>(1, 0.0),
-                        std::vector<double>(1, 255.0)};
+    spec.observations = {{{stack_num * channels(), height, width},
+                          Dtype::UInt8,
+                          std::vector<double>(1, 0.0),
+                          std::vector<double>(1, 255.0)}};
     spec.action.discrete = true;
     spec.action.num_actions = static_cast<int64_t>(actions.size());
     spec.extras = extras();

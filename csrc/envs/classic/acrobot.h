@@ -34,7 +34,7 @@ struct AcrobotModel {
     // The reference declares float32 bounds; keep them float32-rounded.
     const double v1 = static_cast<float>(kMaxVelocity1);
     const double v2 = static_cast<float>(kMaxVelocity2);
-    spec.observation = {{6}, obs_dtype, {-1.0, -1.0, -1.0, -1.0, -v1, -v2}, {1.0, 1.0, 1.0, 1.0, v1, v2}};
+    spec.observations = {{{6}, obs_dtype, {-1.0, -1.0, -1.0, -1.0, -v1, -v2}, {1.0, 1.0, 1.0, 1.0, v1, v2}}};
     spec.action.discrete = true;
     spec.action.num_actions = 3;
     spec.max_episode_steps = 500;

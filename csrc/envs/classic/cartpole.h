@@ -32,7 +32,7 @@ struct CartPoleModel {
     // The reference declares float32 bounds; keep them float32-rounded.
     const double x_high = static_cast<float>(kXThreshold * 2);
     const double theta_high = static_cast<float>(kThetaThreshold * 2);
-    spec.observation = {{4}, obs_dtype, {-x_high, -inf, -theta_high, -inf}, {x_high, inf, theta_high, inf}};
+    spec.observations = {{{4}, obs_dtype, {-x_high, -inf, -theta_high, -inf}, {x_high, inf, theta_high, inf}}};
     spec.action.discrete = true;
     spec.action.num_actions = 2;
     spec.max_episode_steps = 500;

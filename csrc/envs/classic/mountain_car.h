@@ -27,10 +27,10 @@ struct MountainCarModel {
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
     // The reference declares float32 bounds; keep them float32-rounded.
-    spec.observation = {{2},
-                        obs_dtype,
-                        {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
-                        {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}};
+    spec.observations = {{{2},
+                          obs_dtype,
+                          {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
+                          {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}}};
     spec.action.discrete = true;
     spec.action.num_actions = 3;
     spec.max_episode_steps = 200;

@@ -32,10 +32,10 @@ struct MountainCarContinuousModel {
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
     // The reference declares float32 bounds; keep them float32-rounded.
-    spec.observation = {{2},
-                        obs_dtype,
-                        {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
-                        {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}};
+    spec.observations = {{{2},
+                          obs_dtype,
+                          {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
+                          {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)}}};
     spec.action.discrete = false;
     spec.action.shape = {1};
     spec.action.low = {kMinAction};

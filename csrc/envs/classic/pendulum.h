@@ -29,7 +29,7 @@ struct PendulumModel {
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
-    spec.observation = {{3}, obs_dtype, {-1.0, -1.0, -kMaxSpeed}, {1.0, 1.0, kMaxSpeed}};
+    spec.observations = {{{3}, obs_dtype, {-1.0, -1.0, -kMaxSpeed}, {1.0, 1.0, kMaxSpeed}}};
     spec.action.discrete = false;
     spec.action.shape = {1};
     spec.action.low = {-kMaxTorque};

@@ -209,7 +209,7 @@ class MujocoModel {
   EnvSpec base_spec(Dtype obs_dtype, size_t observation_size, int64_t max_episode_steps,
                     const std::vector<FieldSpec>& info_extras) const {
     EnvSpec spec;
-    spec.observation = {{static_cast<int64_t>(observation_size)}, obs_dtype, {}, {}};
+    spec.observations = {{{static_cast<int64_t>(observation_size)}, obs_dtype, {}, {}}};
     spec.action.discrete = false;
     spec.action.shape = {model_->nu};
     for (int i = 0; i < model_->nu; ++i) {

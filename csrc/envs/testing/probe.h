@@ -1,9 +1,10 @@
 // probe.h — a test-only env whose observations record what happened to it.
 //
 // Observation: [steps in this episode, last action, resets so far, total
-// steps]. It can sleep or compute (spin) a random time per step (so workers
-// finish out of order; spinning keeps the thread on its core as a real env
-// does) and throw at a chosen step (to test error capture). Registered as
+// steps]; with dict_observation, that is the field "counters" beside
+// "last_action" (int64) and "grid" (uint8 [2, 3], total steps % 256). It can sleep or compute (spin) a random time per
+// step (so workers finish out of order; spinning keeps the thread on its core as a real env does) and throw at a chosen
+// step (to test error capture). Registered as
 // "_Probe-v0", hidden from list_envs().
 #pragma once
 
@@ -23,17 +24,23 @@ struct ProbeModel {
   double max_busy_us;
   int64_t fail_at_step;     // total step count at which step() throws; < 0: never
   double fail_probability;  // each step throws with this probability
+  bool dict_observation;    // named fields instead of one: counters, last_action, grid
 
   explicit ProbeModel(const Config& config)
       : episode_length(static_cast<int64_t>(config.number("episode_length"))),
         max_sleep_us(config.number("max_sleep_us")),
         max_busy_us(config.number("max_busy_us")),
         fail_at_step(static_cast<int64_t>(config.number("fail_at_step"))),
-        fail_probability(config.number("fail_probability")) {}
+        fail_probability(config.number("fail_probability")),
+        dict_observation(config.number("dict_observation", 0) != 0) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
-    spec.observation = {{4}, obs_dtype, {}, {}};
+    spec.observations = {{{4}, obs_dtype, {}, {}}};
+    if (dict_observation)  // fields of three dtypes and ranks, for the tests of named observations
+      spec.observations = {{{4}, obs_dtype, {}, {}, "counters"},
+                           {{}, Dtype::Int64, {}, {}, "last_action"},
+                           {{2, 3}, Dtype::UInt8, {}, {}, "grid"}};
     spec.action.discrete = true;
     spec.action.num_actions = 1000;
     spec.max_episode_steps = 0;
@@ -84,9 +91,14 @@ class Probe {
       }
     }
   }
+  // counters = [steps in this episode, last action, resets, total steps]; with
+  // named fields also last_action and a grid of (total steps % 256).
   void write(StepOutput& out) {
-    out.set_observation({static_cast<double>(steps_), static_cast<double>(last_action_), static_cast<double>(resets_),
-                         static_cast<double>(total_steps_)});
+    out.set_observation(0, {static_cast<double>(steps_), static_cast<double>(last_action_),
+                            static_cast<double>(resets_), static_cast<double>(total_steps_)});
+    if (!model_.dict_observation) return;
+    *out.observation<int64_t>(1) = last_action_;
+    std::fill_n(out.observation<uint8_t>(2), 6, static_cast<uint8_t>(total_steps_ % 256));
   }
 
   const Model& model_;
