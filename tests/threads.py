@@ -9,10 +9,10 @@ def native_threads(settle_to: int | None = None) -> int:
 
     A joined thread can stay listed in /proc for a moment after ``join()``
     returns (the kernel reaps it after waking the joiner), so with
-    ``settle_to`` the count is re-read for up to a second until it comes down
+    ``settle_to`` the count is re-read for up to five seconds until it comes down
     to that number. A thread that really leaks still shows.
     """
-    deadline = time.monotonic() + 1.0
+    deadline = time.monotonic() + 5.0
     while True:
         names = []
         for task in os.listdir("/proc/self/task"):
