@@ -48,8 +48,6 @@ class ActionQueue {
     for (size_t i = 0; i < capacity_; ++i) slots_[i].sequence.store(i, std::memory_order_relaxed);
   }
 
-  size_t capacity() const { return capacity_; }
-
   // Producer only. Pushes `count` ids as items of at most `chunk` ids each;
   // `wake` as in Semaphore::release.
   void push(Op op, const int32_t* ids, uint32_t count, uint32_t chunk, uint32_t position, bool wake) {

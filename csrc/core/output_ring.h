@@ -43,7 +43,7 @@ struct FieldTargets {
 // base + offset(i) + r * fields[i].row_bytes().
 class Layout {
  public:
-  Layout(std::vector<FieldSpec> fields, size_t rows) : fields_(std::move(fields)), rows_(rows) {
+  Layout(std::vector<FieldSpec> fields, size_t rows) : fields_(std::move(fields)) {
     if (fields_.size() > kMaxFields) throw std::logic_error("too many output fields");
     size_t offset = 0;
     for (const FieldSpec& field : fields_) {
@@ -58,7 +58,6 @@ class Layout {
   const std::vector<FieldSpec>& fields() const { return fields_; }
   size_t offset(size_t field) const { return offsets_[field]; }
   size_t row_bytes(size_t field) const { return row_bytes_[field]; }
-  size_t rows() const { return rows_; }
   size_t bytes() const { return bytes_; }
 
   FieldTargets targets(uint8_t* base) const {
@@ -73,7 +72,6 @@ class Layout {
  private:
   std::vector<FieldSpec> fields_;
   std::vector<size_t> offsets_, row_bytes_;
-  size_t rows_;
   size_t bytes_ = 0;
 };
 
@@ -118,7 +116,6 @@ class OutputRing {
       : batch_size_(batch_size), targets_(num_blocks), filled_(new FillCounter[num_blocks]) {}
 
   size_t num_blocks() const { return targets_.size(); }
-  size_t batch_size() const { return batch_size_; }
 
   // Python points a block's fields before pushing work whose rows land in it;
   // the queue's release/acquire publishes the pointers to workers.

@@ -102,8 +102,6 @@ class Semaphore {
   // A peek: whether try_acquire() would find a unit now.
   bool has_units() const { return count_.load(std::memory_order_relaxed) > 0; }
 
-  std::atomic<int32_t>& word() { return count_; }
-
  private:
   std::atomic<int32_t> count_{0};
   std::atomic<int32_t> sleepers_{0};
