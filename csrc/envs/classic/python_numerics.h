@@ -1,4 +1,5 @@
-// python_numerics.h — Python/NumPy float semantics the classic references rely on.
+// python_numerics.h — Python/NumPy float semantics the classic references rely on
+// (and python_square, x**2, the MuJoCo tasks' too).
 //
 // Bit-for-bit parity with Gymnasium needs the same rounding as the reference's
 // Python arithmetic, which differs from the obvious C++ in three places.
@@ -8,8 +9,8 @@
 
 namespace torchpool::classic {
 
-// x**2 and math.pow(x, 2) call libm pow(), which glibc rounds differently from
-// x*x about once in a thousand; compilers rewrite pow(x, 2.0) as x*x, so the
+// x**2 and math.pow(x, 2) (and x**2 on a NumPy float64 scalar) call libm
+// pow(), which glibc rounds differently from x*x about once in a thousand; compilers rewrite pow(x, 2.0) as x*x, so the
 // exponent is hidden from them.
 inline double python_square(double x) {
   volatile double two = 2.0;

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "../classic/python_numerics.h"
 #include "mujoco_env.h"
 
 namespace torchpool::mujoco {
@@ -54,8 +55,9 @@ class InvertedDoublePendulum : public MujocoEnv {
     const double v1 = data.qvel[1], v2 = data.qvel[2];
     StepResult result;
     result.terminated = y <= 1;
-    const double dist_penalty = 0.01 * python_square(x) + python_square(y - 2);
-    const double vel_penalty = 1e-3 * python_square(v1) + 5e-3 * python_square(v2);
+    // The reference's x**2 (classic::python_square: libm pow, as NumPy calls it).
+    const double dist_penalty = 0.01 * classic::python_square(x) + classic::python_square(y - 2);
+    const double vel_penalty = 1e-3 * classic::python_square(v1) + 5e-3 * classic::python_square(v2);
     const double alive_bonus = model_.healthy_reward * (result.terminated ? 0 : 1);
     result.reward = alive_bonus - dist_penalty - vel_penalty;
     write_info(out, {alive_bonus, -dist_penalty, -vel_penalty});
