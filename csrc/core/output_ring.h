@@ -89,12 +89,15 @@ class FillCounter {
   // acquire: the rows' contents are visible once the count reaches the target.
   bool reached(int32_t target) const { return filled_.load(std::memory_order_acquire) == target; }
 
-  // Caller: sleeps (bounded) until the target might be reached.
-  void sleep(int32_t target, int64_t timeout_us) {
+  // Caller: sleeps (bounded) until the target might be reached. False when it
+  // slept out the whole timeout: had the target been reached meanwhile, its
+  // wake-up was lost (tests/cpp/wait_primitives_test.cpp counts those).
+  bool sleep(int32_t target, int64_t timeout_us) {
     waiting_.store(true, std::memory_order_seq_cst);
     const int32_t seen = filled_.load(std::memory_order_seq_cst);
-    if (seen != target) sleep_while_equal(filled_, seen, timeout_us);
+    const bool woken = seen == target || sleep_while_equal(filled_, seen, timeout_us);
     waiting_.store(false, std::memory_order_relaxed);
+    return woken;
   }
 
   // Caller, once the buffer was handed out. The next rows are pushed after

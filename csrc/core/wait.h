@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <thread>
@@ -31,14 +32,18 @@ namespace torchpool {
 static_assert(sizeof(std::atomic<int32_t>) == sizeof(int32_t), "futex needs a plain 32-bit word");
 
 // Sleeps while *word == expected, at most timeout_us (a spurious early return
-// is fine: every caller re-checks its condition).
-inline void sleep_while_equal(std::atomic<int32_t>& word, int32_t expected, int64_t timeout_us) {
+// is fine: every caller re-checks its condition). False when it slept out the
+// whole timeout, woken by nobody.
+inline bool sleep_while_equal(std::atomic<int32_t>& word, int32_t expected, int64_t timeout_us) {
 #if defined(__linux__)
   timespec timeout{static_cast<time_t>(timeout_us / 1000000), static_cast<long>((timeout_us % 1000000) * 1000)};
-  syscall(SYS_futex, reinterpret_cast<int32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
+  const long result =
+      syscall(SYS_futex, reinterpret_cast<int32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &timeout, nullptr, 0);
+  return result == 0 || errno != ETIMEDOUT;
 #else
   if (word.load(std::memory_order_acquire) == expected)
     std::this_thread::sleep_for(std::chrono::microseconds(std::min<int64_t>(timeout_us, 50)));
+  return true;
 #endif
 }
 
