@@ -130,9 +130,10 @@ def test_the_train_command_takes_a_recipe_variant(tmp_path):
 
 
 def test_ppo_with_prefetch_runs_and_stops_on_time(tmp_path):
-    settings = dict(RECIPES["CartPole-v1"], total_frames=200_000, target_return=None, prefetch=True, max_seconds=2.0)
+    # So many frames that only max_seconds can end the run, on any machine.
+    settings = dict(RECIPES["CartPole-v1"], total_frames=10**12, target_return=None, prefetch=True, max_seconds=2.0)
     result = train(Args(**settings, out_dir=str(tmp_path), progress=False))
-    assert 0 < result["frames"] < 200_000, "max_seconds ends the run"
+    assert 0 < result["frames"] < 10**12, "max_seconds ends the run"
     assert "consumer_waited" in result["time_split"]
 
 
