@@ -24,7 +24,7 @@ Systems, all with the same preprocessing and sticky actions off:
   (one process per env).
 
 Raw limit: cores x one thread's frames/s of bare ALE emulation
-(``torchpool._core.atari_emulation_rate``: ``act()`` with random actions and
+(``torchpool._atari.emulation_rate``: ``act()`` with random actions and
 nothing else, in C++), divided by frame_skip, measured right after every
 case; ``of raw limit`` is the median of those adjacent ratios. Also
 measured: all cores emulating at once (one thread each), which shows how far
@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from torchpool import _core, bench, registry
+from torchpool import _family_modules, bench, registry
 
 GAME, ENV_ID, FRAME_SKIP = "pong", "Pong-v5", 4
 SYSTEMS = {  # (system, mode) -> label, in table and legend order
@@ -157,7 +157,8 @@ def run_gymnasium(vectorization: str, calls: int) -> float:
 def concurrent_emulation_rate(rom: str, threads: int, seconds: float) -> float:
     """Frames/s of `threads` bare emulators running at once (the GIL is released inside)."""
     rates: list[float] = []
-    workers = [threading.Thread(target=lambda: rates.append(_core.atari_emulation_rate(rom, seconds)))
+    emulation_rate = _family_modules.module("Atari").emulation_rate
+    workers = [threading.Thread(target=lambda: rates.append(emulation_rate(rom, seconds)))
                for _ in range(threads)]
     for worker in workers:
         worker.start()
@@ -310,7 +311,7 @@ if __name__ == "__main__":
             rates[case].append(case.run(calls[case]))
             # The raw limit right after each measurement: this VM's speed drifts by
             # tens of % within minutes, and a ratio of two adjacent runs cancels most of it.
-            raw_rates.append(_core.atari_emulation_rate(rom, min(1.0, args.target_seconds)))
+            raw_rates.append(_family_modules.module("Atari").emulation_rate(rom, min(1.0, args.target_seconds)))
             of_raw[case].append(rates[case][-1] / (cores * raw_rates[-1] / FRAME_SKIP))
         together_rates.append(concurrent_emulation_rate(rom, cores, min(2.0, args.target_seconds)))
         print(f"  repeat {repeat + 1}/{args.repeats} done ({(time.perf_counter() - started) / 60:.1f} min)", flush=True)

@@ -20,7 +20,7 @@ warmed up first (--warmup-seconds), so episodes are desynchronised as in a
 long training run.
 
 Raw limit, as in those benchmarks: Pong-v5, cores x one thread's frames/s of
-bare ALE emulation (``_core.atari_emulation_rate``) / frame_skip; MuJoCo,
+bare ALE emulation (``torchpool._atari.emulation_rate``) / frame_skip; MuJoCo,
 cores x one thread's rate of bare ``mj_step`` on the task's episodes (the
 C++ program of mujoco_tasks.py) / frame_skip. Targets: 85% (Atari issue),
 90% (MuJoCo issue).

@@ -1,7 +1,8 @@
 // bindings.cpp — the pybind11 module torchpool._core.
 //
-// The only file that knows both Python and the env families: a registry maps
-// each family's name to a factory of Executor<Env>. Python (torchpool/pool.py)
+// The Python side of the engine, knowing no env family: each family is a
+// module of its own that hands its executors over through a FamilyPlugin
+// (core/plugin.h), whose ABI stamp is checked here. Python (torchpool/pool.py)
 // owns all memory and passes raw addresses; the GIL is released whenever C++
 // waits, and reacquired only to poll for Ctrl-C.
 //
@@ -27,67 +28,12 @@
 #include <string>
 
 #include "core/executor.h"
-#ifdef TORCHPOOL_WITH_ATARI
-#include "envs/atari/atari.h"
-#endif
-#include "envs/classic/acrobot.h"
-#include "envs/classic/cartpole.h"
-#include "envs/classic/mountain_car.h"
-#include "envs/classic/mountain_car_continuous.h"
-#include "envs/classic/pendulum.h"
-#include "envs/mujoco/ant.h"
-#include "envs/mujoco/half_cheetah.h"
-#include "envs/mujoco/hopper.h"
-#include "envs/mujoco/humanoid.h"
-#include "envs/mujoco/humanoidstandup.h"
-#include "envs/mujoco/inverted_double_pendulum.h"
-#include "envs/mujoco/inverted_pendulum.h"
-#include "envs/mujoco/pusher.h"
-#include "envs/mujoco/reacher.h"
-#include "envs/mujoco/swimmer.h"
-#include "envs/mujoco/walker2d.h"
-#include "envs/testing/probe.h"
+#include "core/plugin.h"
 
 namespace py = pybind11;
 using namespace torchpool;
 
 namespace {
-
-using Factory = std::function<std::unique_ptr<ExecutorBase>(const Config&, const ExecutorOptions&)>;
-
-template <class Env>
-Factory factory() {
-  return [](const Config& config, const ExecutorOptions& options) {
-    return std::make_unique<Executor<Env>>(config, options);
-  };
-}
-
-// One line per family.
-const std::map<std::string, Factory>& families() {
-  static const std::map<std::string, Factory> registry = {
-      {"CartPole", factory<classic::CartPole>()},
-      {"Pendulum", factory<classic::Pendulum>()},
-      {"MountainCar", factory<classic::MountainCar>()},
-      {"MountainCarContinuous", factory<classic::MountainCarContinuous>()},
-      {"Acrobot", factory<classic::Acrobot>()},
-      {"Probe", factory<testing::Probe>()},
-      {"Ant", factory<mujoco::Ant>()},
-      {"HalfCheetah", factory<mujoco::HalfCheetah>()},
-      {"Hopper", factory<mujoco::Hopper>()},
-      {"Walker2d", factory<mujoco::Walker2d>()},
-      {"Humanoid", factory<mujoco::Humanoid>()},
-      {"HumanoidStandup", factory<mujoco::HumanoidStandup>()},
-      {"Swimmer", factory<mujoco::Swimmer>()},
-      {"Reacher", factory<mujoco::Reacher>()},
-      {"Pusher", factory<mujoco::Pusher>()},
-      {"InvertedPendulum", factory<mujoco::InvertedPendulum>()},
-      {"InvertedDoublePendulum", factory<mujoco::InvertedDoublePendulum>()},
-#ifdef TORCHPOOL_WITH_ATARI
-      {"Atari", factory<atari::Atari>()},
-#endif
-  };
-  return registry;
-}
 
 Config to_config(const py::dict& kwargs) {
   Config config;
@@ -404,24 +350,36 @@ PYBIND11_MODULE(_core, m) {
       .def("set_state", &PoolCore::set_state)
       .def("close", &PoolCore::close);
 
-#ifdef TORCHPOOL_WITH_ATARI
-  m.def("atari_rom_supported", &atari::rom_supported, "whether ALE can run this ROM file (by its MD5)");
-  m.def("atari_emulation_rate", &atari::emulation_rate, py::call_guard<py::gil_scoped_release>(),
-        "frames/s of bare ALE emulation in one thread (the benchmarks' raw limit)");
-#endif
-  m.def("families", [] {
-    std::vector<std::string> names;
-    for (const auto& entry : families()) names.push_back(entry.first);
-    return names;
-  });
+  // What Python shares with the core, defined once here (spec.h, episode.h, wait.h).
+  py::dict dtypes;
+  for (Dtype dtype : {Dtype::Bool, Dtype::UInt8, Dtype::Int32, Dtype::Int64, Dtype::Float32, Dtype::Float64})
+    dtypes[dtype_name(dtype)] = static_cast<int>(dtype);
+  m.attr("DTYPE_CODES") = dtypes;
+  m.attr("AUTORESET_CODES") = py::dict(py::arg("same_step") = static_cast<int>(Autoreset::kSameStep),
+                                       py::arg("next_step") = static_cast<int>(Autoreset::kNextStep),
+                                       py::arg("disabled") = static_cast<int>(Autoreset::kDisabled));
+  EnvSpec one_field;
+  one_field.observations = {{{}, Dtype::Float32, {}, {}}};
+  std::vector<std::string> fixed;
+  for (const FieldSpec& field : output_fields(one_field, Autoreset::kSameStep)) fixed.push_back(field.name);
+  m.attr("FIXED_KEYS") = py::tuple(py::cast(fixed));  // the columns every step has, in order
+  m.attr("DEFAULT_SPIN_POLLS") = SpinPolicy{}.polls;
+  m.attr("PLUGIN_CAPSULE") = kPluginCapsule;
 
   m.def(
       "make",
-      [](const std::string& family, const py::dict& kwargs, size_t num_envs, size_t batch_size, size_t num_blocks,
-         size_t num_threads, int64_t thread_affinity_offset, uint64_t seed, int autoreset, int obs_dtype,
-         int64_t max_episode_steps, int32_t spin_polls, uint32_t schedule_off) {
-        auto it = families().find(family);
-        if (it == families().end()) throw InputError("unknown env family '" + family + "'");
+      [](py::capsule plugin_capsule, const std::string& family, const py::dict& kwargs, size_t num_envs,
+         size_t batch_size, size_t num_blocks, size_t num_threads, int64_t thread_affinity_offset, uint64_t seed,
+         int autoreset, int obs_dtype, int64_t max_episode_steps, int32_t spin_polls, uint32_t schedule_off) {
+        if (std::string(plugin_capsule.name() ? plugin_capsule.name() : "") != kPluginCapsule)
+          throw InputError("not a torchpool family plugin (a capsule named " + std::string(kPluginCapsule) + ")");
+        const auto* plugin = plugin_capsule.get_pointer<FamilyPlugin>();
+        const AbiStamp ours;
+        if (!(plugin->abi == ours))
+          throw InputError("the module of family '" + family + "' was built for another torchpool core (" +
+                           plugin->abi.describe() + "; this core: " + ours.describe() + "): rebuild it");
+        const ExecutorFactory factory = plugin->find(family);
+        if (factory == nullptr) throw InputError("unknown env family '" + family + "'");
         ExecutorOptions options;
         options.num_envs = num_envs;
         options.batch_size = batch_size;
@@ -434,9 +392,10 @@ PYBIND11_MODULE(_core, m) {
         options.max_episode_steps = max_episode_steps;
         options.spin.polls = spin_polls;
         options.schedule_off = schedule_off;
-        return std::make_unique<PoolCore>(it->second(to_config(kwargs), options));
+        return std::make_unique<PoolCore>(factory(to_config(kwargs), options));
       },
-      py::arg("family"), py::arg("kwargs"), py::arg("num_envs"), py::arg("batch_size"), py::arg("num_blocks"),
-      py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seed"), py::arg("autoreset"),
-      py::arg("obs_dtype"), py::arg("max_episode_steps"), py::arg("spin_polls"), py::arg("schedule_off") = 0);
+      py::arg("plugin"), py::arg("family"), py::arg("kwargs"), py::arg("num_envs"), py::arg("batch_size"),
+      py::arg("num_blocks"), py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seed"),
+      py::arg("autoreset"), py::arg("obs_dtype"), py::arg("max_episode_steps"), py::arg("spin_polls"),
+      py::arg("schedule_off") = 0);
 }

@@ -1,7 +1,7 @@
 """Env ids, defaults and kwarg schemas."""
 
 import torchpool
-from torchpool import _core, registry
+from torchpool import _family_modules, registry
 
 
 def test_list_envs_has_every_classic_task_and_hides_test_envs():
@@ -12,13 +12,20 @@ def test_list_envs_has_every_classic_task_and_hides_test_envs():
     assert envs == sorted(envs)
 
 
-def test_every_registered_family_exists_in_the_extension():
-    families = set(_core.families())
+def test_every_registered_family_is_in_its_module():
     for env_id in torchpool.list_envs() + ["_Probe-v0"]:
-        assert registry.lookup(env_id).family in families, env_id
+        family = registry.lookup(env_id).family
+        assert family in _family_modules.module(family).families, f"{env_id}: no module exports family {family}"
 
 
 def test_defaults_fill_missing_kwargs():
     entry = registry.lookup("Pendulum-v1")
     assert registry.resolve_kwargs(entry, {}) == {"g": 10.0}
     assert registry.resolve_kwargs(entry, {"g": 9.81}) == {"g": 9.81}
+
+
+def test_the_ids_listed_without_reading_roms_are_the_ids_ale_plays():
+    # list_envs_unchecked() (Gymnasium's ids at import) names the two-player ROMs instead of hashing every ROM.
+    assert registry.list_envs_unchecked() == torchpool.list_envs()
+    unplayable = set(registry._rom_files()) - set(registry._atari_roms())
+    assert unplayable == registry._ROMS_NOT_SINGLE_PLAYER, "ale-py's two-player ROMs changed: update the list"

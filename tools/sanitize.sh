@@ -48,7 +48,7 @@ package="$build/package"
 rm -rf "$package" && mkdir -p "$package"
 cp -r torchpool "$package/"
 rm -rf "$package/torchpool/__pycache__"
-cp "$build"/_core*.so "$package/torchpool/"
+cp "$build"/_*.so "$package/torchpool/"
 
 export PYTHONPATH="$package"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:log_path=$reports/asan"

@@ -46,7 +46,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .pool import FIXED_KEYS, Pool, make
-from .registry import list_envs
+from .registry import list_envs_unchecked
 
 if TYPE_CHECKING:
     from tensordict import TensorDict
@@ -325,7 +325,7 @@ def register_envs() -> list[str]:
     kwargs go to :class:`VectorEnv`. Returns the registered ids.
     """
     ids = []
-    for env_id in list_envs():
+    for env_id in list_envs_unchecked():  # no ROM is read at import: make_vec checks the id
         gym_id = f"{NAMESPACE}/{env_id}"
         if gym_id not in gymnasium.registry:
             gymnasium.register(id=gym_id, vector_entry_point=f"{__name__}:VectorEnv", kwargs={"env_id": env_id})

@@ -31,39 +31,33 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from . import _mujoco_lib
-
-_mujoco_lib.load()
-# The extension links libmujoco, so it is imported after that is loaded.
-from . import _core, errors, registry  # noqa: E402
-from ._cpus import available_cpus  # noqa: E402
-from ._held import HeldWatch  # noqa: E402
-from .output_targets import OutputTargets  # noqa: E402
-from .specs import BoxSpec, DictSpec, DiscreteSpec, action_spec, observation_spec  # noqa: E402
+from . import _core, _family_modules, errors, registry
+from ._cpus import available_cpus
+from ._held import HeldWatch
+from .output_targets import OutputTargets
+from .specs import BoxSpec, DictSpec, DiscreteSpec, action_spec, observation_spec
 
 if TYPE_CHECKING:  # tensordict is imported by the first pool: it pulls in torch._dynamo, ~1 s
     from tensordict import TensorDict
 
-registry.attach_core(_core.families, _core.atari_rom_supported)
-
-# The keys every step carries, whatever the family (the family's extras come after them).
-FIXED_KEYS = ("observation", "reward", "terminated", "truncated", "done", "env_id", "episode_return",
-              "episode_length", "final_observation")
+# The keys every step carries, whatever the family (the family's extras come after
+# them), in column order; as the core's other shared constants, defined in C++ once.
+FIXED_KEYS: tuple[str, ...] = tuple(_core.FIXED_KEYS)
 
 # Bad input, raised before anything is queued (a ValueError).
 InputError = _core.InputError
 
-# Codes shared with csrc/core/spec.h (enum class Dtype).
-_DTYPES = {0: torch.bool, 1: torch.uint8, 2: torch.int32, 3: torch.int64, 4: torch.float32, 5: torch.float64}
+# The core's dtype codes (csrc/core/spec.h, enum class Dtype), named as torch names them.
+_DTYPES = {code: getattr(torch, name) for name, code in _core.DTYPE_CODES.items()}
 _CODES = {dtype: code for code, dtype in _DTYPES.items()}
-_AUTORESET = {"same_step": 0, "next_step": 1, "disabled": 2}
+_AUTORESET = dict(_core.AUTORESET_CODES)
 _DISCRETE_ACTION_DTYPES = frozenset({torch.int64, torch.int32, torch.uint8})
 _CONTINUOUS_ACTION_DTYPES = frozenset({torch.float32, torch.float64})
 
 # How many pause instructions a waiting thread spins through before it sleeps
-# (csrc/core/wait.h). Chosen with benchmarks/spin.py; override per pool.
-DEFAULT_SPIN_POLLS = 2000
-# NOTE [Lent buffers]: how many output buffers the user holds (or held) that a pool keeps for reuse.
+# (csrc/core/wait.h's SpinPolicy). Chosen with benchmarks/spin.py; override per pool.
+DEFAULT_SPIN_POLLS: int = _core.DEFAULT_SPIN_POLLS
+# How many output buffers the user holds (or held) that a pool keeps for reuse (NOTE [Lent buffers]).
 _LENT_BUFFERS = 1024
 _LENT_BYTES = 256 * 2**20
 
@@ -204,9 +198,10 @@ class Pool:
         # K blocks with K * batch_size > num_envs + batch_size: rows in flight
         # never reach the block being handed out (csrc/core/output_ring.h).
         num_blocks = num_envs // batch_size + 2
+        plugin = _family_modules.plugin(entry.family)  # the family's module, imported on first use
         self._core = _core.make(
-            entry.family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset,
-            seed, _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
+            plugin, entry.family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset, seed,
+            _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
             _schedule_off,  # benchmarks/schedule_ab.py switches modes off (csrc/core/schedule.h, ScheduleOff)
         )
         spec = self._core.spec()

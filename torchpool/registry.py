@@ -1,6 +1,6 @@
 """Env ids, their C++ family, defaults, and task-kwarg validation.
 
-Each registered id maps to a C++ family (a name in ``torchpool._core.families()``)
+Each registered id maps to a C++ family (whose module ``_family_modules`` finds)
 and a schema of the task kwargs that family reads. ``resolve_kwargs`` rejects
 unknown or ill-typed kwargs with the closest valid names, and fills defaults,
 so C++ always receives a complete, typed config.
@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
+
+from . import _family_modules
 
 
 @dataclass(frozen=True)
@@ -44,18 +46,10 @@ class EnvEntry:
 
 _REGISTRY: dict[str, EnvEntry] = {}
 
-# What the extension was built with, told by pool.py (the one module that
-# imports it): its family names and whether ALE plays a ROM. The Atari ids are
-# registered on first use, since finding which ROMs ALE plays hashes each
-# of them (a second of CPU that `import torchpool` should not pay).
-_core_families: Callable[[], list[str]] = lambda: []  # noqa: E731
-_rom_supported: Callable[[str], bool] = lambda path: False  # noqa: E731
+# The Atari ids are registered on first use: finding which ROMs ALE plays
+# imports the Atari module and hashes each ROM (a second of CPU that `import
+# torchpool` should not pay).
 _atari_registered = False
-
-
-def attach_core(families: Callable[[], list[str]], rom_supported: Callable[[str], bool]) -> None:
-    global _core_families, _rom_supported
-    _core_families, _rom_supported = families, rom_supported
 
 
 def _entries() -> dict[str, EnvEntry]:
@@ -78,6 +72,19 @@ def register(entry: EnvEntry) -> None:
 def list_envs() -> list[str]:
     """Every registered env id, sorted."""
     return sorted(env_id for env_id, entry in _entries().items() if not entry.hidden)
+
+
+def list_envs_unchecked() -> list[str]:
+    """``list_envs()`` without asking ALE which ROMs it plays: the Atari ids are the installed ROMs' names.
+
+    For registering ids elsewhere (Gymnasium's registry) at import time: it
+    loads no module and reads no ROM; making an id ALE cannot play still fails.
+    """
+    if _atari_registered:
+        return list_envs()
+    playable = (rom for rom in _rom_files() if rom not in _ROMS_NOT_SINGLE_PLAYER)
+    atari = [atari_env_id(rom) for rom in playable] if _atari_built() else []
+    return sorted({env_id for env_id, entry in _REGISTRY.items() if not entry.hidden} | set(atari))
 
 
 def _closest(name: str, choices: list[str]) -> str:
@@ -106,15 +113,20 @@ MAKE_ARGUMENTS = ("num_envs", "batch_size", "num_threads", "seed", "autoreset", 
 def lookup(env_id: str) -> EnvEntry:
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
-    entry = _entries().get(env_id)
+    # A non-Atari id is found without registering the Atari ids (which hashes every ROM).
+    entry = _REGISTRY.get(env_id) or _entries().get(env_id)
     if entry is not None:
         return entry
     if _unbuilt_atari(env_id):
         raise ValueError(f"{env_id} is an Atari game, but this torchpool was built without the Atari family "
                          "(TORCHPOOL_ATARI=0); reinstall it with Atari (docs/parity.md: where the dependencies "
                          "come from)")
-    raise ValueError(f"unknown env id {env_id!r}.{_closest(env_id, list_envs())} "
-                     f"torchpool.list_envs() lists all {len(list_envs())} ids.")
+    if env_id.endswith("-v5") and _atari_built() and not _rom_files():
+        hint = (" Atari games (<Game>-v5) read their ROMs from ale-py, which is not installed: "
+                "pip install 'torchpool[atari]'.")
+    else:
+        hint = _closest(env_id, list_envs())
+    raise ValueError(f"unknown env id {env_id!r}.{hint} torchpool.list_envs() lists all {len(list_envs())} ids.")
 
 
 def _check_type(env_id: str, name: str, value: Any, expected: type) -> Any:
@@ -454,9 +466,16 @@ def _rom_files() -> dict[str, str]:
     return {name[:-4]: os.path.join(directory, name) for name in names if name.endswith(".bin")}
 
 
+# The ROMs ale-py 0.12.0 ships that ALE plays only with two players: what the
+# MD5 check of _atari_roms() leaves out, known without reading a ROM
+# (tests/test_registry.py checks the two agree for the pinned ale-py).
+_ROMS_NOT_SINGLE_PLAYER = frozenset({"combat", "joust", "maze_craze", "warlords"})
+
+
 def _atari_roms() -> list[str]:
     """The ROMs of the installed ale-py that ALE can play single-player (by MD5)."""
-    return sorted(rom for rom, path in _rom_files().items() if _rom_supported(path))
+    rom_supported = _family_modules.module("Atari").rom_supported
+    return sorted(rom for rom, path in _rom_files().items() if rom_supported(path))
 
 
 def _prepare_atari(rom: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -500,7 +519,7 @@ _ATARI_KWARGS = {
 
 
 def _atari_built() -> bool:
-    return "Atari" in _core_families()
+    return _family_modules.built("Atari")
 
 
 def _unbuilt_atari(env_id: str) -> bool:

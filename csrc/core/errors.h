@@ -15,9 +15,18 @@
 #include <utility>
 #include <vector>
 
+// Thrown in a family module and caught in torchpool._core (core/plugin.h):
+// default visibility, so both modules agree on the type whatever the
+// modules' own (pybind11 hides everything else).
+#if defined(__GNUC__)
+#define TORCHPOOL_SHARED_TYPE __attribute__((visibility("default")))
+#else
+#define TORCHPOOL_SHARED_TYPE
+#endif
+
 namespace torchpool {
 
-struct InputError : std::invalid_argument {
+struct TORCHPOOL_SHARED_TYPE InputError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
@@ -25,7 +34,7 @@ struct InputError : std::invalid_argument {
 using InterruptCheck = std::function<void()>;
 
 // block: the ring block of the batch, or kResetBatch for reset().
-struct EnvFailure : std::runtime_error {
+struct TORCHPOOL_SHARED_TYPE EnvFailure : std::runtime_error {
   static constexpr size_t kResetBatch = static_cast<size_t>(-1);
   size_t block;
   size_t rows;  // rows of the batch

@@ -110,14 +110,6 @@ inline double sum_of_squares(const double* values, size_t count) {
 // np.clip(x, low, high) for one value (NaN passes through, as in NumPy).
 inline double clip(double x, double low, double high) { return x < low ? low : (x > high ? high : x); }
 
-// x**2 on a NumPy float64 scalar calls libm pow(), which glibc rounds
-// differently from x*x now and then; the volatile exponent keeps the compiler
-// from rewriting pow(x, 2.0) as x*x.
-inline double python_square(double x) {
-  volatile double two = 2.0;
-  return std::pow(x, two);
-}
-
 // np.linalg.norm(v[0:2]): sqrt(dot(v, v)), not hypot.
 inline double norm2(const double* v) { return std::sqrt(v[0] * v[0] + v[1] * v[1]); }
 

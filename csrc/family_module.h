@@ -1,0 +1,28 @@
+// family_module.h — what a family's Python extension module exports: its
+// FamilyPlugin (csrc/core/plugin.h) in a capsule, and its family names.
+//
+//   PYBIND11_MODULE(_classic, m) {
+//     torchpool::export_families(m, {torchpool::family<CartPole>("CartPole"), ...});
+//   }
+#pragma once
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "core/plugin.h"
+
+namespace torchpool {
+
+inline void export_families(pybind11::module_& m, std::vector<FamilyEntry> families) {
+  // Lives as long as the process: the module is never unloaded, and pools hold executors made through it.
+  auto* plugin = new FamilyPlugin{AbiStamp{}, std::move(families)};
+  std::vector<std::string> names;
+  for (const FamilyEntry& entry : plugin->families) names.push_back(entry.name);
+  m.attr("family_plugin") = pybind11::capsule(plugin, kPluginCapsule);
+  m.attr("families") = names;
+}
+
+}  // namespace torchpool

@@ -1,0 +1,67 @@
+"""Families as plug-ins (torchpool/_family_modules.py, csrc/core/plugin.h): each family is its own module,
+imported when an id of it is first made; missing run-time packages name the extra that installs them."""
+
+import subprocess
+import sys
+
+import pytest
+
+import torchpool
+from torchpool import _core, _family_modules, _mujoco_lib
+
+
+def run_python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_import_torchpool_loads_no_family_module_no_libmujoco_and_reads_no_rom():
+    done = run_python(
+        "import sys, torchpool, gymnasium\n"
+        "from torchpool import registry\n"
+        "loaded = sorted(name for name in sys.modules if name.startswith('torchpool._') and name not in\n"
+        "                ('torchpool._core', 'torchpool._cpus', 'torchpool._held', 'torchpool._family_modules',\n"
+        "                 'torchpool._mujoco_lib'))\n"
+        "maps = open('/proc/self/maps').read()\n"
+        "print(loaded, 'libmujoco' in maps, registry._atari_registered, 'torchpool/Pong-v5' in gymnasium.registry)\n"
+        "torchpool.make('CartPole-v1', num_envs=2).close()\n"
+        "families = ('torchpool._classic', 'torchpool._mujoco', 'torchpool._atari')\n"
+        "print(sorted(name for name in sys.modules if name in families))\n")
+    assert done.returncode == 0, done.stderr
+    imported, made = done.stdout.splitlines()
+    assert imported == "[] False False True", (
+        f"import torchpool loaded [family modules], libmujoco, hashed ROMs, registered Pong: {imported}")
+    assert made == "['torchpool._classic']", f"making CartPole imported {made}"
+
+
+def test_a_capsule_that_is_no_family_plugin_is_refused():
+    import ctypes
+
+    capsule = ctypes.pythonapi.PyCapsule_New
+    capsule.restype, capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    fake = capsule(ctypes.addressof(ctypes.c_int(0)), b"something.else", None)
+    with pytest.raises(ValueError, match="not a torchpool family plugin"):
+        _core.make(fake, "CartPole", {}, 1, 1, 3, 1, -1, 0, 0, 4, -1, 2000)
+
+
+def test_a_family_its_module_does_not_export_is_refused():
+    with pytest.raises(ValueError, match="unknown env family 'Ant'"):
+        _core.make(_family_modules.plugin("CartPole"), "Ant", {}, 1, 1, 3, 1, -1, 0, 0, 4, -1, 2000)
+
+
+def test_mujoco_missing_names_the_extra(monkeypatch):
+    real = _mujoco_lib.importlib.util.find_spec
+    monkeypatch.setattr(_mujoco_lib.importlib.util, "find_spec", lambda name, *a: None if name == "mujoco" else
+                        real(name, *a))
+    with pytest.raises(ImportError, match=r"pip install 'torchpool\[mujoco\]'"):
+        torchpool.make("Ant-v5", num_envs=1)
+
+
+def test_ale_py_missing_names_the_extra():
+    done = run_python(
+        "import importlib.util as u\n"
+        "real = u.find_spec\n"
+        "u.find_spec = lambda name, *a: None if name == 'ale_py' else real(name, *a)\n"
+        "import torchpool\n"
+        "torchpool.make('Pong-v5', num_envs=1)\n")
+    assert done.returncode != 0
+    assert "pip install 'torchpool[atari]'" in done.stderr.splitlines()[-1], done.stderr[-2000:]
