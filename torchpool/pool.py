@@ -457,6 +457,11 @@ class Pool:
         """``{key: (dtype, per-env shape)}`` of every output a step returns: ``FIXED_KEYS`` then the extras."""
         return {name: (dtype, shape) for name, dtype, shape, _ in self.output_layout()}
 
+    @property
+    def extra_keys(self) -> tuple[str, ...]:
+        """The family's extra output keys (its info values: MuJoCo's, Atari's ``lives``…), in column order."""
+        return tuple(key for key in self.output_spec if isinstance(key, str) and key not in FIXED_KEYS)
+
     def takes_as_is(self, action: Any) -> bool:
         """Whether ``step()``/``step_into()`` would send ``action`` to every env as it is (no conversion, no copy)."""
         return self._full_action(action) is action

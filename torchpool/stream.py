@@ -635,7 +635,10 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
     ``int64[..., 1]`` and the family's extras; ``env_id`` ``int64``. A yielded batch is never overwritten while
     you hold it. With ``DataLoader``, use ``DataLoader(stream, batch_size=None,
     collate_fn=lambda b: b)``: batching is already done, and the default collate
-    would copy the TensorDict; keep ``num_workers=0`` (the pool has its own threads).
+    would copy the TensorDict; ``num_workers=0`` is enough (the pool has its own
+    threads). In a worker process (``num_workers >= 1``, fork) the pool is made
+    in the worker and each batch sent moves to shared memory, which the stream
+    notices and never writes again (NOTE [Moved storage]).
     """
     return RolloutStream(env, policy, num_envs=num_envs, frames_per_batch=frames_per_batch,
                          total_frames=total_frames, device=device, split_envs=split_envs, progress=progress,

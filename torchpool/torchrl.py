@@ -44,12 +44,11 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from .pool import FIXED_KEYS, Pool
+from .pool import Pool
 
 __all__ = ["TorchPoolEnv"]
 
 # The adapter maps the fixed keys itself; any other key of a step is a family extra.
-_MAPPED_KEYS = frozenset(FIXED_KEYS)
 _DONE_KEYS = ("done", "terminated", "truncated")
 
 
@@ -114,7 +113,7 @@ class TorchPoolEnv(EnvBase):
         self._pool = pool
         self._copy_done: torch.cuda.Event | None = None   # NOTE [Device]
 
-        self._extra_keys = tuple(key for key in pool.output_spec if key not in _MAPPED_KEYS)
+        self._extra_keys = pool.extra_keys
         self._fresh: TensorDictBase | None = None  # a real reset nothing has stepped since, to hand out
         # After a step: the pool's post-autoreset observation and extras, and
         # which envs the pool reset inside that step (None when none did).
@@ -130,7 +129,7 @@ class TorchPoolEnv(EnvBase):
         The pool is reset once (to learn its keys); ``env.close()`` closes it.
         Do not step the pool directly afterwards: the env keeps state between
         its calls (NOTE [Episode boundaries]). Such an env cannot be pickled
-        (a Pool does not record its seed); give collectors a constructor.
+        (a Pool keeps no record of every argument it was made with); give collectors a constructor.
         """
         if not isinstance(pool, Pool):
             raise TypeError(f"from_pool() needs a torchpool.Pool, got {type(pool).__name__}")
@@ -328,7 +327,8 @@ class TorchPoolEnv(EnvBase):
         # its constructor arguments; a pool (threads, C++ state) never travels.
         if self._constructor is None:
             raise TypeError(
-                "a TorchPoolEnv made with from_pool() cannot be pickled (a Pool does not record its seed); "
+                "a TorchPoolEnv made with from_pool() cannot be pickled (a Pool keeps no record of every "
+                "argument it was made with); "
                 "give collectors TorchPoolEnv(env_id, num_envs, **make_kwargs) or a function that builds one")
         env_id, num_envs, device, make_kwargs = self._constructor
         # NOTE [Seeds of copies]: MultiSyncCollector([env, env], ...) pickles

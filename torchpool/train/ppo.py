@@ -399,12 +399,13 @@ def train(args: Args) -> dict:
         torch.set_num_threads(update_threads)
         frames += frames_per_batch
         done = batch["next", "done"].squeeze(-1)
-        recent.extend(batch["next", "episode_return"][done].tolist())
+        recent.extend(batch["next", "episode_return"].squeeze(-1)[done].tolist())
         if recent:
             curve.append((frames, time.perf_counter() - start, float(np.mean(recent))))
         learning_rates.append(optimizer.param_groups[0]["lr"])  # the rate this batch's update starts from
         if args.anneal_lr and args.kl_target is None:
-            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - frames / args.total_frames)
+            # Never below zero: the stream rounds total_frames up to whole batches.
+            optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - frames / args.total_frames)
 
         with torch.no_grad():
             advantage = gae(batch, next_values(agent, batch), args.gamma, args.gae_lambda, args.reward_scale)
