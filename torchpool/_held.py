@@ -68,8 +68,8 @@ class HeldWatch:
         self._leaves = tuple(tensordict.values(include_nested=True, leaves_only=True))
         self._anchors = self._leaves if anchors is None else tuple(anchors)
         # The StorageImpl addresses, read once: untyped_storage() builds a
-        # Python object per call (~1 us per held() on a cold cache), and the
-        # anchors keep these storages alive, so the addresses stay valid.
+        # Python object per call, and the anchors keep these storages alive,
+        # so the addresses stay valid.
         self._storages = tuple(anchor.untyped_storage()._cdata for anchor in self._anchors)
         self._addresses = self._memory()
         self._baselines = None

@@ -94,9 +94,9 @@ def empty_batch(num_envs: int, steps: int, layout: dict[str, tuple], policy_outp
 # NOTE [Records]: assembling a batch transposes every key from step-major to
 # env-major. torch copies a small trailing dim (CartPole's 4 floats) one
 # element at a time, with its loop overhead per record; viewed as one
-# 16-byte element per record, the same copy is a plain 2D transpose and ran
-# 9x faster (256 envs x 64 steps). So each record is viewed as the widest
-# whole element its size and alignment allow.
+# 16-byte element per record, the same copy is a plain 2D transpose, many
+# times faster (docs/performance.md, "Code choices and their measurements").
+# So each record is viewed as the widest whole element its size and alignment allow.
 _RECORD_DTYPES = (torch.complex128, torch.int64, torch.int32, torch.int16, torch.uint8)
 
 

@@ -29,8 +29,8 @@ elsewhere than the env workers and the workers step envs in the background.
 So the default (``None``) splits only with a CUDA device and envs whose steps
 wake the workers. Envs so cheap that the calling thread steps them itself
 (classic control) gain nothing and would pay the per-step overhead twice; a
-CPU policy competes with the workers for the same cores (measured on 2 cores
-with an MLP on HalfCheetah-v5 and Pong-v5: 0.8-1.0x of one group).
+CPU policy competes with the workers for the same cores (no gain on 2 cores:
+docs/performance.md, "Code choices and their measurements").
 
 Policy lag: the stream holds the policy by reference, so in-place weight
 updates apply from the next action on. With one group every action of a batch
@@ -403,7 +403,7 @@ class RolloutStream(IterableDataset):
                         rows[key].copy_(value)
                 # An action exactly like the stored rows is sent as it is, and
                 # the core copies it into its row once accepted: a torch copy
-                # less per step (1-2 us of a 10-25 us CartPole step).
+                # less per step, a visible share of a cheap env's step.
                 if (fast and action.__class__ is torch.Tensor and action.dtype is action_dtype and action.is_cpu
                         and action.shape == action_shape and action.is_contiguous()):
                     tock = clock()

@@ -4,18 +4,13 @@
 // NOTE [Split tail]. Threads that take whole envs from the queues finish a
 // sync step unevenly: once the queues are empty, the env a thread claimed
 // last runs on alone while the other cores wait out what is left of it (up
-// to one env step: ~25 us on HalfCheetah-v5, in a ~110 us call of 8 envs on
-// 2 cores). A family whose step is a run of substeps (Env::advance, one of
-// them per call: MuJoCo's frame_skip mj_steps) lets the executor hold k
-// envs back from the queues; once the queues are empty every thread takes
-// the held env with the most substeps left that no other thread holds, runs
-// one substep, and puts it back, so the call ends within about one substep
-// on every core. The last substep of each env runs inside its ordinary step,
-// which writes the row. Results are bit-identical: the same substeps run in
-// the same order, only on another thread. Bare C++ loop (no pool), 8
-// HalfCheetah-v5 envs on 2 threads with 0-6 us of stand-in Python per call,
-// rounds alternating in one process: +2.4% to +4.8% calls/s with 2-6 envs
-// held back (6 runs of 60 rounds).
+// to one env step, a large share of a sync call of a few MuJoCo envs). A family whose step is a run of substeps
+// (Env::advance, one of them per call: MuJoCo's frame_skip mj_steps) lets the executor hold k envs back from the
+// queues; once the queues are empty every thread takes the held env with the most substeps left that no other thread
+// holds, runs one substep, and puts it back, so the call ends within about one substep on every core. The last substep
+// of each env runs inside its ordinary step, which writes the row. Results are bit-identical: the same substeps run in
+// the same order, only on another thread. What it gains is measured in
+// docs/performance.md ("Code choices and their measurements").
 //
 // Each entry is one atomic word: the substeps left (0: done or unused), plus
 // kHeld while a thread works on it. A thread's acquire of the word sees the

@@ -137,14 +137,15 @@ RECIPES: dict[str, dict] = {
 # Named alternatives to a recipe (python -m torchpool train Pong-v5 --recipe cleanrl).
 VARIANTS: dict[str, dict[str, dict]] = {
     # CleanRL's ppo_atari_envpool.py: the Nature CNN on 84x84 frames, 8 envs x 128 steps, 4 epochs; frames
-    # here are agent steps (x4 emulator frames). Made for a GPU: on a 2-core CPU it runs ~10x slower per frame.
+    # here are agent steps (x4 emulator frames). Made for a GPU: on a 2-core CPU it is far slower per frame
+    # (benchmarks/RESULTS.md, "Pong on a CPU").
     "cleanrl": {env_id: dict(total_frames=10_000_000, num_envs=8, num_steps=128, learning_rate=2.5e-4,
                              clip_coef=0.1, ent_coef=0.01, update_epochs=4, num_minibatches=4,
                              target_return=target, network="nature", channels_last=False, eval_games=10,
                              make_kwargs=dict(episodic_life=True, reward_clip=True))
                 for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))},
-    # The CPU recipe with the CNN's trunk in bfloat16: on CPUs with native bf16 the update runs ~2x faster
-    # (benchmarks/cnn_update.py); elsewhere bf16 is emulated and slower.
+    # The CPU recipe with the CNN's trunk in bfloat16: faster updates on CPUs with native bf16
+    # (benchmarks/cnn_update.py, RESULTS.md); elsewhere bf16 is emulated and slower.
     "bf16": {env_id: {**RECIPES[env_id], "bf16": True} for env_id in ("Pong-v5", "Breakout-v5")},
 }
 
