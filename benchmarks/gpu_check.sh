@@ -171,8 +171,9 @@ cuda_modules=$(grep -l "mark\.cuda" tests/test_*.py | grep -v -x -e tests/test_n
 echo "   pytest -m cuda: $cuda_modules(deselected: tests/test_notebooks.py, not carried: nbformat, nbclient)"
 # shellcheck disable=SC2086
 step pytest_cuda 90 python3 -m pytest -q -rs -m cuda -p no:cacheprovider $cuda_modules
+# test_held.py and test_moved_storage.py also run HeldWatch's reference counts on that machine's Python 3.12.
 step pytest_trust 90 python3 -m pytest -q -rs -p no:cacheprovider tests/test_pin_memory.py tests/test_cpus.py \
-  tests/test_determinism_threads.py tests/test_fork_and_threads.py
+  tests/test_determinism_threads.py tests/test_fork_and_threads.py tests/test_held.py tests/test_moved_storage.py
 
 # The measurements of fixed length first; Pong then trains for what is left.
 step gpu_stream 90 python3 benchmarks/gpu_stream.py --frames 300000 --out "$work/gpu_stream.json"

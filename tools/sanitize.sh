@@ -80,7 +80,8 @@ status=0
 LD_PRELOAD="$runtime" "${launch[@]}" "$root/$python" -m pytest -q -p no:cacheprovider \
   "$root/tests/test_env_failures.py" "$root/tests/test_action_queue.py" "$root/tests/test_fork_and_threads.py" \
   "$root/tests/test_shutdown.py" "$root/tests/test_determinism_threads.py" "$root/tests/test_interrupts.py" \
-  "$root/tests/test_fuzz.py" -k "not ($deselect)" > "$build/pytest.log" 2>&1 || status=1
+  "$root/tests/test_fuzz.py" "$root/tests/test_moved_storage.py" "$root/tests/test_named_fields.py" \
+  -k "not ($deselect)" > "$build/pytest.log" 2>&1 || status=1
 tail -3 "$build/pytest.log"
 LD_PRELOAD="$runtime" "${launch[@]}" "$root/$python" "$root/benchmarks/soak.py" --seconds 60 --cycles 100 \
   --no-progress --out "$build/soak.json" > /dev/null 2>&1 || status=1

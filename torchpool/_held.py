@@ -59,7 +59,8 @@ class HeldWatch:
     caller holds no other reference to it or its leaves.
     """
 
-    __slots__ = ("tensordict", "_leaves", "_anchors", "_storages", "_addresses", "_baselines")
+    __slots__ = ("tensordict", "_leaves", "_anchors", "_storages", "_addresses", "_baselines", "_count",
+                 "_leaf_counts", "_storage_counts")
 
     def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor] | None = None):
         """``anchors``: one tensor per storage to watch (e.g. the byte buffer all
@@ -76,18 +77,20 @@ class HeldWatch:
 
     def arm(self) -> HeldWatch:
         """Takes the reference-count baselines: call once the caller's temporaries are gone."""
-        self._baselines = (sys.getrefcount(self.tensordict), self._leaf_uses(), self._storage_uses())
+        self._baselines = True
+        self._count = sys.getrefcount(self.tensordict)
+        self._leaf_counts = self._leaf_uses()
+        # Without torch's use count no view can be seen: a baseline nothing equals keeps it held.
+        self._storage_counts = self._storage_uses() if _storage_use_count is not None else object()
         return self
 
     def held(self) -> bool:
         """Whether anyone but the watch references the TensorDict, a leaf or a view of its memory."""
-        baselines = self._baselines
-        if baselines is None:
+        if self._baselines is None:
             raise RuntimeError("HeldWatch.held() before arm()")
-        return (sys.getrefcount(self.tensordict) != baselines[0]
-                or _storage_use_count is None
-                or self._storage_uses() != baselines[2]
-                or self._leaf_uses() != baselines[1])
+        return (sys.getrefcount(self.tensordict) != self._count
+                or self._storage_uses() != self._storage_counts
+                or self._leaf_uses() != self._leaf_counts)
 
     def moved(self) -> bool:
         """Whether the memory behind a watched storage was replaced since the watch was made."""
@@ -100,7 +103,7 @@ class HeldWatch:
     def _memory(self) -> tuple[int, ...]:
         # The address alone tells: share_memory_(), set_() and resize_() all
         # put the storage's bytes at a new address (resize_ copies on the CPU).
-        return tuple(anchor.data_ptr() for anchor in self._anchors)
+        return tuple(map(torch.Tensor.data_ptr, self._anchors))
 
     def _leaf_uses(self) -> tuple[int, ...]:
         # map() passes each tensor straight to getrefcount: no temporary (a zip

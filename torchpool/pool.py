@@ -103,7 +103,7 @@ class _Buffer:
     ring reuse] in torchpool/_held.py for when a buffer may be written again.
     """
 
-    __slots__ = ("data", "_watch")
+    __slots__ = ("data", "_watch", "_held", "_address")
 
     def __init__(self, nbytes: int, layout: list, rows: int, pin: bool):
         from tensordict import TensorDict
@@ -111,6 +111,8 @@ class _Buffer:
         self.data = torch.empty(nbytes, dtype=torch.uint8, pin_memory=pin)
         self._watch = HeldWatch(TensorDict(_column_views(self.data, layout, rows), batch_size=[rows]),
                                 anchors=[self.data]).arm()
+        self._held = self._watch.held  # bound once: asked before every write, on the hot path
+        self._address = self.data.data_ptr()
 
     @property
     def tensordict(self) -> TensorDict:
@@ -118,10 +120,10 @@ class _Buffer:
 
     def reusable(self) -> bool:
         """Whether the pool may write here again (NOTE [Output ring reuse], NOTE [Moved storage])."""
-        return self._watch.reusable()
+        return self.data.data_ptr() == self._address and not self._held()
 
     def moved(self) -> bool:
-        return self._watch.moved()
+        return self.data.data_ptr() != self._address
 
 
 class Pool:
@@ -230,7 +232,6 @@ class Pool:
             self._core.set_block(block, buffer.data.data_ptr(), buffer)
         self._handed_out = [False] * num_blocks
         self._copied: list[torch.cuda.Event | None] = [None] * num_blocks  # NOTE [Pinned copies]
-        self._last_handed: int | None = None
         self._lent_limit = max(1, min(_LENT_BUFFERS, _LENT_BYTES // max(self._core.block_bytes, 1)))
         self._all_ids = torch.arange(num_envs, dtype=torch.int64)
 
@@ -288,8 +289,6 @@ class Pool:
         block = core.next_block
         if self._handed_out[block]:
             self._reclaim(core, block)
-        if self.pin_memory:
-            self._note_copies(block)
         self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
         return core.step(action.data_ptr(), _CODES[action.dtype], 0).tensordict
 
@@ -305,17 +304,20 @@ class Pool:
     def recv(self) -> TensorDict:
         """Waits for the next ``batch_size`` results and returns them (with ``env_id``)."""
         core = self._live_core()
-        if core.in_flight < self.batch_size:
-            core.recv()  # raises the core's refusal before anything is marked handed out
         block = core.next_block
         # send_into() needs a sync pool, so only there can the next block be a caller's.
         if not self.is_async and core.owner(block).__class__ is not _Buffer and core.in_flight:
             raise RuntimeError("the step in flight was sent with send_into(): collect it with recv_into()")
-        if self.pin_memory:
-            self._note_copies(block)
-        self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
+        marked, self._handed_out[block] = self._handed_out[block], True  # NOTE [Interrupt-safe bookkeeping]
         try:
             return core.recv().tensordict
+        except errors.EnvError:
+            raise  # its batch was handed out with the error
+        except RuntimeError:
+            # Refused (too few envs in flight) before anything was handed out:
+            # marked, the block rows are about to land in would be re-pointed.
+            self._handed_out[block] = marked
+            raise
         except KeyboardInterrupt:
             # Surfaced after the core handed the batch over, it would be lost
             # with its envs idle and unknown to the caller: give it back.
@@ -549,11 +551,11 @@ class Pool:
 
     def _reclaim(self, core, block: int) -> None:
         """Points ``block`` at a buffer nobody else holds, at the address it was made with, before rows land in it."""
-        if self.pin_memory and self._copied[block] is not None:  # NOTE [Pinned copies]
-            self._copied[block].synchronize()
-            self._copied[block] = None
+        if self.pin_memory:
+            self._wait_for_copies(block)
         home = self._home[block]
-        if not home.reusable():  # NOTE [Output ring reuse]
+        # home.reusable(), inlined: this runs before every step of a cheap env.
+        if home.data.data_ptr() != home._address or home._held():  # NOTE [Output ring reuse], [Moved storage]
             home = self._home[block] = self._replacement(home)
         if core.owner(block) is not home:  # a fresh buffer, or back home from a send_into()
             core.set_block(block, home.data.data_ptr(), home)
@@ -562,18 +564,22 @@ class Pool:
     # NOTE [Pinned copies]. A pinned output is made to be copied to the GPU
     # with non_blocking=True, and the user may drop it right after queueing the
     # copy, which then runs later; were the block rewritten before, the GPU
-    # would receive the next batch. So each step()/recv() of a pinned pool
-    # records a CUDA event on the current stream, after any copy the user
-    # queued from the block handed out before it, and that block is not
-    # rewritten before the event completes (it has, in practice: the block
-    # comes round K - 1 calls later). Copies queued on the current stream
-    # before the next call are covered; a later one needs the output kept.
-    def _note_copies(self, block: int) -> None:
+    # would receive the next batch. So each call of a pinned pool that
+    # prepares a block records a CUDA event on the current stream, after any
+    # copy the user queued from the blocks handed out before it, and a block
+    # is not rewritten before its event completes (it has, in practice: a
+    # sync block comes round K - 1 calls later). Copies queued on the current
+    # stream before the pool's next call are covered; a later one needs the
+    # output kept. The caller-side check costs unpinned pools nothing.
+    def _wait_for_copies(self, block: int) -> None:
         event = torch.cuda.Event()
         event.record()
-        if self._last_handed is not None:
-            self._copied[self._last_handed] = event
-        self._last_handed = block
+        copied = self._copied
+        for handed_out, index in zip(self._handed_out, range(len(copied))):
+            if handed_out and copied[index] is None:
+                copied[index] = event
+        copied[block].synchronize()  # block is handed out: it has an event now
+        copied[block] = None
 
     def _prepare_rows(self, core, count: int) -> None:
         """Makes every block that rows [sent, sent + count) are the first to land in safe to write.

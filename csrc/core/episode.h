@@ -114,23 +114,19 @@ struct EpisodeRules {
 
   size_t observation_fields() const { return observation_bytes.size(); }
   bool keeps_final_observation() const { return autoreset == Autoreset::kSameStep; }
-  // The column of a scalar field, of final observation field i, of extra i (output_fields' order).
+  // The column of a scalar field (output_fields' order).
   size_t column(Field field) const { return observation_fields() + field; }
-  size_t final_observation_column(size_t i) const { return observation_fields() + kScalarFields + i; }
-  size_t extra_column(size_t i) const {
-    return observation_fields() * (keeps_final_observation() ? 2 : 1) + kScalarFields + i;
-  }
 
-  // Where row `index` of a block (laid out by output_fields) goes.
+  // Where row `index` of a block (laid out by output_fields) goes. Built per env step.
   Row row_at(const FieldTargets& targets, size_t index) const {
     Row row;
     const size_t observations = observation_fields();
-    for (size_t i = 0; i < observations; ++i) row.observation[i] = targets.at(i, index);
-    for (size_t i = 0; i < kScalarFields; ++i) row.field[i] = targets.at(column(static_cast<Field>(i)), index);
+    size_t column = 0;
+    for (size_t i = 0; i < observations; ++i) row.observation[i] = targets.at(column++, index);
+    for (size_t i = 0; i < kScalarFields; ++i) row.field[i] = targets.at(column++, index);
     if (keeps_final_observation())
-      for (size_t i = 0; i < observations; ++i)
-        row.final_observation[i] = targets.at(final_observation_column(i), index);
-    for (size_t i = 0; i < extra_bytes.size(); ++i) row.extras[i] = targets.at(extra_column(i), index);
+      for (size_t i = 0; i < observations; ++i) row.final_observation[i] = targets.at(column++, index);
+    for (size_t i = 0; i < extra_bytes.size(); ++i) row.extras[i] = targets.at(column++, index);
     return row;
   }
 

@@ -241,6 +241,7 @@ class Executor final : public ExecutorBase {
   // workers read its targets without a lock, and rows split between two
   // buffers would leave both incomplete.
   void check_no_rows_in_flight(size_t block) const {
+    if (books_.sent == books_.received) return;  // the usual case: nothing in flight at all
     const uint64_t batch = options_.batch_size;
     for (uint64_t index = books_.received / batch; index * batch < books_.sent; ++index)
       if (index % ring_.num_blocks() == block)
