@@ -1,0 +1,507 @@
+"""torchpool.sb3's VecEnv against SB3's DummyVecEnv, SB3's wrappers on it, and SB3's algorithms training on it.
+
+Parity: ``make_vec_env`` and a ``DummyVecEnv`` of Monitor-wrapped Gymnasium
+reference envs (what SB3's own ``make_vec_env`` builds) step side by side with
+the same actions, across whole episodes, terminations and time limits.
+torchpool's resets draw from its own RNG, so at every episode start (the
+first reset, and every autoreset) torchpool's state of that env
+(``pool._core.get_state(i)``) is copied into the reference env, and the
+expected first observation is the reference's own observation of that state.
+Then every step must agree: observations (classic control: torchpool's
+float64 cast to float32, bit for bit; MuJoCo: within ``MUJOCO_TOL``), rewards
+(float32 in both), dones, ``TimeLimit.truncated``, ``terminal_observation``,
+Monitor's ``episode`` return and length, and the per-env info keys and
+values (torchpool adds only MuJoCo's ``unstable``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("stable_baselines3")
+
+from stable_baselines3.common.monitor import Monitor  # noqa: E402
+from stable_baselines3.common.vec_env import (  # noqa: E402
+    DummyVecEnv,
+    VecEnv,
+    VecFrameStack,
+    VecMonitor,
+    VecNormalize,
+    VecVideoRecorder,
+)
+
+from torchpool.sb3 import PoolVecEnv, make_vec_env  # noqa: E402
+
+NUM_ENVS = 4
+MUJOCO_TOL = 1e-6
+
+
+@pytest.fixture(autouse=True)
+def _mujoco_log_in_tmp(tmp_path, monkeypatch):
+    # MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working directory.
+    monkeypatch.chdir(tmp_path)
+
+
+# ---- parity with DummyVecEnv ----------------------------------------------------
+
+
+def _inject_classic(observe: Callable[[Any], np.ndarray]) -> Callable[[PoolVecEnv, gymnasium.Env, int], np.ndarray]:
+    def inject(ours: PoolVecEnv, ref: gymnasium.Env, i: int) -> np.ndarray:
+        ref.unwrapped.state = np.array(ours.pool._core.get_state(i), dtype=np.float64)
+        return observe(ref.unwrapped)
+    return inject
+
+
+def _inject_mujoco(ours: PoolVecEnv, ref: gymnasium.Env, i: int) -> np.ndarray:
+    state = np.array(ours.pool._core.get_state(i))
+    nq = ref.unwrapped.model.nq
+    ref.unwrapped.set_state(state[:nq], state[nq:])
+    return ref.unwrapped._get_obs()
+
+
+@dataclass(frozen=True)
+class Case:
+    env_id: str
+    steps: int
+    max_episode_steps: int | None  # None: the reference's
+    actions: Callable[[np.random.Generator], np.ndarray]
+    inject: Callable[[PoolVecEnv, gymnasium.Env, int], np.ndarray]
+    exact: bool  # classic control: bit for bit; MuJoCo: within MUJOCO_TOL
+
+    def __str__(self) -> str:
+        return self.env_id
+
+
+CASES = [
+    # A short time limit: random CartPole episodes end both ways, and now and then both at once.
+    Case("CartPole-v1", 700, 20, lambda rng: rng.integers(0, 2, size=NUM_ENVS),
+         _inject_classic(lambda env: np.array(env.state, dtype=np.float32)), exact=True),
+    # float64 torques, a sixth beyond the bounds: nothing clips them before the env (tests/test_gym.py on why float64).
+    Case("Pendulum-v1", 450, None, lambda rng: rng.uniform(-2.4, 2.4, size=(NUM_ENVS, 1)),
+         _inject_classic(lambda env: env._get_obs()), exact=True),
+    Case("HalfCheetah-v5", 250, 100, lambda rng: rng.uniform(-1.2, 1.2, size=(NUM_ENVS, 6)),
+         _inject_mujoco, exact=False),
+]
+
+
+def _assert_close(where: str, what: str, ours: np.ndarray, ref: np.ndarray, exact: bool) -> None:
+    if exact:  # torchpool's float64 observation, rounded as the reference rounds its own to float32
+        ours = np.asarray(ours).astype(np.asarray(ref).dtype)
+        assert np.array_equal(ours, ref), (
+            f"{where}: {what} differ\n  torchpool {ours.tolist()}\n  sb3/gym   {ref.tolist()}")
+    else:
+        error = float(np.max(np.abs(np.asarray(ours, dtype=np.float64) - ref), initial=0.0))
+        assert error <= MUJOCO_TOL, (
+            f"{where}: {what} differ by {error:.3g}\n"
+            f"  torchpool {np.asarray(ours).tolist()}\n  sb3/gym   {ref.tolist()}")
+
+
+def _run_parity(case: Case, seed: int) -> Counter:
+    limit = {} if case.max_episode_steps is None else {"max_episode_steps": case.max_episode_steps}
+    ours = make_vec_env(case.env_id, n_envs=NUM_ENVS, seed=seed, obs_dtype=torch.float64, **limit)
+    ref = DummyVecEnv([lambda: Monitor(gymnasium.make(case.env_id, disable_env_checker=True, **limit))
+                       for _ in range(NUM_ENVS)])
+    rng = np.random.default_rng(seed)
+    seen: Counter = Counter()
+    try:
+        obs = ours.reset()
+        ref.reset()
+        for i in range(NUM_ENVS):
+            _assert_close(f"{case} env {i} reset", "first observations", obs[i], case.inject(ours, ref.envs[i], i),
+                          case.exact)
+        for t in range(case.steps):
+            actions = case.actions(rng)
+            obs, rewards, dones, infos = ours.step(actions)
+            ref_obs, ref_rewards, ref_dones, ref_infos = ref.step(actions)
+            where = f"{case} step {t}"
+            assert rewards.dtype == np.float32 and dones.dtype == np.bool_, f"{where}: {rewards.dtype}, {dones.dtype}"
+            assert np.array_equal(dones, ref_dones), f"{where}: dones torchpool {dones} sb3 {ref_dones}"
+            if case.exact:
+                assert np.array_equal(rewards, ref_rewards), f"{where}: rewards torchpool {rewards} sb3 {ref_rewards}"
+            else:  # each side rounds its float64 reward to float32: at most one float32 step apart
+                allowed = MUJOCO_TOL + np.abs(ref_rewards) * 2.0**-22
+                assert np.all(np.abs(rewards - ref_rewards) <= allowed), (
+                    f"{where}: rewards torchpool {rewards} sb3 {ref_rewards}")
+            for i in range(NUM_ENVS):
+                info, ref_info, at = infos[i], ref_infos[i], f"{where} env {i}"
+                assert set(info) - {"unstable"} == set(ref_info), (
+                    f"{at}: info keys torchpool {sorted(info)} sb3 {sorted(ref_info)}")
+                assert info["TimeLimit.truncated"] is ref_info["TimeLimit.truncated"], (
+                    f"{at}: TimeLimit.truncated torchpool {info['TimeLimit.truncated']} "
+                    f"sb3 {ref_info['TimeLimit.truncated']}")
+                for key in set(ref_info) - {"TimeLimit.truncated", "terminal_observation", "episode"}:
+                    _assert_close(at, f"info[{key!r}]", info[key], np.asarray(ref_info[key]), exact=False)
+                if not dones[i]:
+                    _assert_close(at, "observations", obs[i], ref_obs[i], case.exact)
+                    continue
+                _assert_close(at, "terminal observations", info["terminal_observation"],
+                              ref_info["terminal_observation"], case.exact)
+                episode, ref_episode = info["episode"], ref_info["episode"]
+                assert episode["l"] == ref_episode["l"], f"{at}: episode lengths {episode} sb3 {ref_episode}"
+                # torchpool sums the return in float32, Monitor in float64
+                assert episode["r"] == pytest.approx(ref_episode["r"], rel=1e-5, abs=1e-4), (
+                    f"{at}: episode returns {episode} sb3 {ref_episode}")
+                _assert_close(f"{at} (autoreset)", "first observations", obs[i], case.inject(ours, ref.envs[i], i),
+                              case.exact)
+                seen["truncated" if ref_info["TimeLimit.truncated"] else "terminated"] += 1
+                seen["terminated at the time limit"] += (
+                    not ref_info["TimeLimit.truncated"] and episode["l"] == case.max_episode_steps)
+    finally:
+        ours.close()
+        ref.close()
+    return seen
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_steps_match_sb3_dummy_vec_env(case: Case):
+    seen = _run_parity(case, seed=CASES.index(case))
+    print(f"\n{case}: {dict(seen)}")
+    assert seen["truncated"] >= NUM_ENVS, f"{case}: too few time-limit truncations to test them: {dict(seen)}"
+    if case.env_id == "CartPole-v1":
+        assert seen["terminated"] >= NUM_ENVS, f"{case}: too few terminations to test them: {dict(seen)}"
+        # A termination on the time limit's step: truncated and terminated both, so not TimeLimit.truncated.
+        assert seen["terminated at the time limit"] >= 1, f"{case}: no termination at the time limit: {dict(seen)}"
+
+
+# ---- the VecEnv API -------------------------------------------------------------
+
+
+def test_make_vec_env_is_an_sb3_vec_env_with_single_env_spaces():
+    with_spaces = gymnasium.make("CartPole-v1")
+    envs = make_vec_env("CartPole-v1", n_envs=3)
+    try:
+        assert isinstance(envs, VecEnv), f"{type(envs).__mro__} is no SB3 VecEnv"
+        assert envs.num_envs == 3 and envs.pool.num_envs == 3
+        assert envs.observation_space == with_spaces.observation_space, f"{envs.observation_space}"
+        assert envs.action_space == with_spaces.action_space, f"{envs.action_space}"
+        assert envs.render_mode is None
+        assert envs.env_is_wrapped(Monitor) == [True] * 3, "Monitor's episode info is there: evaluate_policy may use it"
+        assert envs.env_is_wrapped(gymnasium.wrappers.TimeLimit) == [False] * 3
+        assert envs.env_is_wrapped(Monitor, indices=[1]) == [True]
+    finally:
+        envs.close()
+    unmonitored = make_vec_env("CartPole-v1", n_envs=2, monitor=False)
+    try:
+        assert unmonitored.env_is_wrapped(Monitor) == [False, False]
+        unmonitored.reset()
+        for _ in range(100):
+            _, _, dones, infos = unmonitored.step(np.ones(2, dtype=np.int64))
+            assert not any("episode" in info for info in infos), f"monitor=False, yet {infos}"
+        assert dones is not None
+    finally:
+        unmonitored.close()
+
+
+def test_reset_returns_observations_only_and_fills_reset_infos():
+    envs = make_vec_env("HalfCheetah-v5", n_envs=2, max_episode_steps=3)
+    try:
+        obs = envs.reset()
+        assert isinstance(obs, np.ndarray) and obs.shape == (2, 17) and obs.dtype == np.float32, f"{type(obs)}"
+        x_positions = [info["x_position"] for info in envs.reset_infos]
+        assert len(x_positions) == 2 and all(abs(x) <= 0.1 for x in x_positions), f"{envs.reset_infos}"
+        assert x_positions[0] != x_positions[1], "each env has its own reset noise"
+        for _ in range(3):
+            _, _, dones, _ = envs.step(np.zeros((2, 6), dtype=np.float32))
+        assert dones.all() and envs.reset_infos == [{}, {}], f"after an autoreset: {envs.reset_infos}"
+    finally:
+        envs.close()
+
+
+def test_seed_reseeds_the_next_reset_only():
+    fresh = make_vec_env("CartPole-v1", n_envs=4, seed=5)
+    envs = make_vec_env("CartPole-v1", n_envs=4, seed=0)
+    try:
+        want = fresh.reset().copy()
+        first = envs.reset().copy()
+        assert not np.array_equal(first, want), "seeds 0 and 5 gave the same first observations"
+        assert list(envs.seed(5)) == [5, 6, 7, 8], "SB3's convention: env i gets seed + i"
+        assert np.array_equal(envs.reset(), want), "reset() after seed(5) differs from a VecEnv made with seed=5"
+        assert not np.array_equal(envs.reset(), want), "the seed was used again by a second reset()"
+    finally:
+        fresh.close()
+        envs.close()
+
+
+def test_reset_options_are_refused_at_reset():
+    envs = make_vec_env("CartPole-v1", n_envs=2)
+    try:
+        envs.set_options({"low": -0.1})
+        with pytest.raises(ValueError, match="no reset options.*low"):
+            envs.reset()
+    finally:
+        envs.close()
+
+
+def test_get_attr_serves_what_a_pool_has_and_names_the_rest():
+    envs = make_vec_env("Pendulum-v1", n_envs=2, max_episode_steps=50, g=9.81)
+    try:
+        assert envs.get_attr("render_mode") == [None, None]
+        spec = envs.get_attr("spec", indices=0)
+        assert len(spec) == 1 and spec[0].id == "Pendulum-v1" and spec[0].max_episode_steps == 50, f"{spec}"
+        assert spec[0].kwargs == {"g": 9.81}, f"{spec[0].kwargs}"
+        assert envs.get_attr("action_space") == [envs.action_space] * 2
+        assert envs.env_method("get_wrapper_attr", "render_mode") == [None, None]
+        assert envs.has_attr("spec") and not envs.has_attr("unwrapped")
+        with pytest.raises(AttributeError, match=r"get_attr\('np_random'\)"):
+            envs.get_attr("np_random")
+        with pytest.raises(AttributeError, match=r"set_attr\('g'"):
+            envs.set_attr("g", 3.0)
+        with pytest.raises(AttributeError, match=r"env_method\('render'\)"):
+            envs.env_method("render")
+        with pytest.raises(NotImplementedError, match="do not render"):
+            envs.get_images()
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"wrapper_class": gymnasium.wrappers.ClipAction}, "wrapper_class"),
+    ({"vec_env_cls": DummyVecEnv}, "vec_env_cls"),
+    ({"monitor_dir": "/tmp"}, "monitor_dir"),
+    ({"render_mode": "rgb_array"}, "do not render"),
+    ({"autoreset": "next_step"}, "same_step"),
+    ({"batch_size": 2}, "batch_size"),
+])
+def test_make_vec_env_names_what_it_cannot_serve(kwargs, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        make_vec_env("CartPole-v1", n_envs=4, **kwargs)
+
+
+def test_outputs_are_ring_views_never_overwritten_while_held():
+    envs = make_vec_env("CartPole-v1", n_envs=4)
+    try:
+        envs.reset()
+        kept, _, kept_dones, _ = envs.step(np.ones(4, dtype=np.int64))
+        assert not kept.flags.owndata, "the observations were copied out of the pool's ring"
+        snapshot, dones_snapshot = kept.copy(), kept_dones.copy()
+        addresses = set()
+        for _ in range(50):  # dropping each step's outputs: the ring's free blocks come back
+            obs, _, _, _ = envs.step(np.zeros(4, dtype=np.int64))
+            addresses.add(obs.__array_interface__["data"][0])
+            del obs
+        assert np.array_equal(kept, snapshot) and np.array_equal(kept_dones, dones_snapshot), (
+            "observations held by the caller were overwritten by later steps")
+        assert len(addresses) <= 3, f"{len(addresses)} buffers for 50 dropped steps: the ring is not reused"
+    finally:
+        envs.close()
+
+
+def test_named_fields_become_dict_observations():
+    envs = make_vec_env("_Probe-v0", n_envs=2, dict_observation=True, episode_length=3)
+    try:
+        assert isinstance(envs.observation_space, gymnasium.spaces.Dict)
+        assert list(envs.observation_space.spaces) == ["counters", "last_action", "grid"]
+        obs = envs.reset()
+        assert isinstance(obs, dict) and obs["grid"].shape == (2, 2, 3) and obs["grid"].dtype == np.uint8
+        for step in range(3):
+            obs, _, dones, infos = envs.step(np.full(2, step, dtype=np.int64))
+        assert dones.all(), "the probe's episodes end after 3 steps"
+        final = infos[1]["terminal_observation"]
+        assert set(final) == {"counters", "last_action", "grid"}, f"{final}"
+        assert final["counters"][0] == 3 and final["last_action"].tolist() == [2], f"the ended episode's last: {final}"
+        assert obs["counters"][1, 0] == 0 and obs["last_action"][1, 0] == -1, f"the next episode's first: {obs}"
+        # SB3's extractors flatten from dim 1: the scalar field comes as [N, 1], a view still.
+        assert envs.observation_space["last_action"].shape == (1,) and obs["last_action"].shape == (2, 1)
+        assert not obs["last_action"].flags.owndata and envs.observation_space.contains(
+            {key: value[0] for key, value in obs.items()}), f"{obs} outside {envs.observation_space}"
+    finally:
+        envs.close()
+
+
+def test_box_actions_reach_the_env_unclipped():
+    envs = make_vec_env("HalfCheetah-v5", n_envs=2)
+    try:
+        envs.reset()
+        actions = np.array([[2.0] * 6, [0.5] * 6], dtype=np.float32)  # SB3's dtype; the first is twice the bound
+        _, _, _, infos = envs.step(actions)
+        # ctrl_cost_weight 0.1 times the squared action: the env saw 2.0, not the bound 1.0.
+        assert infos[0]["reward_ctrl"] == pytest.approx(-0.1 * 6 * 4.0), f"{infos[0]}"
+        assert infos[1]["reward_ctrl"] == pytest.approx(-0.1 * 6 * 0.25), f"{infos[1]}"
+    finally:
+        envs.close()
+
+
+# ---- SB3's wrappers ---------------------------------------------------------------
+
+
+def _step_randomly(envs, steps: int, seed: int = 0) -> list:
+    envs.action_space.seed(seed)
+    ended = []
+    for _ in range(steps):
+        actions = np.stack([envs.action_space.sample() for _ in range(envs.num_envs)])
+        obs, rewards, dones, infos = envs.step(actions)
+        ended += [info for info, done in zip(infos, dones) if done]
+    return ended
+
+
+def test_vec_normalize_takes_it():
+    envs = VecNormalize(make_vec_env("Pendulum-v1", n_envs=4), gamma=0.99)
+    try:
+        envs.reset()
+        ended = _step_randomly(envs, 400)
+        assert len(ended) == 8, f"Pendulum's 200-step episodes: {len(ended)} ended"
+        obs, rewards, _, _ = envs.step(np.zeros((4, 1), dtype=np.float32))
+        raw, raw_rewards = envs.get_original_obs(), envs.get_original_reward()
+        assert np.allclose(obs, envs.normalize_obs(raw)) and not np.allclose(obs, raw), (
+            f"step's observations {obs} are not the normalized raw ones {raw}")
+        assert np.allclose(rewards, envs.normalize_reward(raw_rewards)) and not np.allclose(rewards, raw_rewards)
+        assert envs.obs_rms.count > 1000 and np.all(envs.obs_rms.var > 0), f"running stats {envs.obs_rms.var}"
+        terminal = ended[0]["terminal_observation"]
+        assert np.all(np.abs(terminal) <= envs.clip_obs), "VecNormalize normalizes terminal_observation too"
+    finally:
+        envs.close()
+
+
+def test_vec_frame_stack_takes_it():
+    envs = VecFrameStack(make_vec_env("CartPole-v1", n_envs=4, max_episode_steps=10), n_stack=3)
+    try:
+        obs = envs.reset()
+        assert obs.shape == (4, 12) and np.all(obs[:, :8] == 0), f"the stack starts with zeros: {obs}"
+        last = obs[:, 8:].copy()
+        obs, _, _, _ = envs.step(np.zeros(4, dtype=np.int64))
+        assert np.array_equal(obs[:, 4:8], last), "the previous observation moves down the stack"
+        ended = _step_randomly(envs, 30)
+        assert ended and all(info["terminal_observation"].shape == (12,) for info in ended)
+    finally:
+        envs.close()
+
+
+def test_vec_monitor_takes_it_and_agrees_with_the_episode_info():
+    with pytest.warns(UserWarning, match="already wrapped with a `Monitor`"):
+        VecMonitor(make_vec_env("CartPole-v1", n_envs=2)).close()  # as over SB3's own make_vec_env
+    envs = VecMonitor(make_vec_env("CartPole-v1", n_envs=4, monitor=False))
+    ours = make_vec_env("CartPole-v1", n_envs=4)
+    try:
+        envs.reset()
+        ours.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(100):
+            actions = rng.integers(0, 2, size=4)
+            _, _, dones, infos = envs.step(actions)
+            _, _, our_dones, our_infos = ours.step(actions)
+            assert np.array_equal(dones, our_dones), "the same seeds and actions, yet other episode ends"
+            for info, our_info in zip(np.array(infos)[dones], np.array(our_infos)[our_dones]):
+                assert (info["episode"]["r"], info["episode"]["l"]) == (
+                    our_info["episode"]["r"], our_info["episode"]["l"]), f"{info} vs {our_info}"
+        assert envs.episode_count > 4, f"{envs.episode_count} episodes"
+    finally:
+        envs.close()
+        ours.close()
+
+
+# VecVideoRecorder.__del__ reads attributes its refused __init__ never set (SB3's, whatever the env).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_vec_video_recorder_needs_rendering(tmp_path):
+    envs = make_vec_env("CartPole-v1", n_envs=2)
+    try:
+        with pytest.raises(AssertionError, match="render_mode must be 'rgb_array'"):
+            VecVideoRecorder(envs, str(tmp_path), record_video_trigger=lambda step: step == 0)
+    finally:
+        envs.close()
+
+
+# ---- SB3's algorithms, changing only the env construction ------------------------------
+
+
+@pytest.mark.parametrize("algorithm, env_id, n_envs, kwargs, timesteps", [
+    ("PPO", "CartPole-v1", 4, {"n_steps": 64, "batch_size": 64, "n_epochs": 2}, 1024),
+    ("A2C", "CartPole-v1", 4, {}, 1000),
+    ("DQN", "CartPole-v1", 2, {"learning_starts": 200, "train_freq": 4, "buffer_size": 5000}, 1000),
+    # One 200-step episode per env; small nets, so ~100 updates stay short on a busy CPU.
+    ("SAC", "Pendulum-v1", 2, {"learning_starts": 200, "buffer_size": 5000, "batch_size": 64,
+                               "policy_kwargs": {"net_arch": [32, 32]}}, 400),
+    ("TD3", "Pendulum-v1", 2, {"learning_starts": 200, "buffer_size": 5000, "batch_size": 64,
+                               "policy_kwargs": {"net_arch": [32, 32]}}, 400),
+])
+def test_sb3_algorithm_learns_on_torchpool(algorithm, env_id, n_envs, kwargs, timesteps):
+    import stable_baselines3
+
+    envs = make_vec_env(env_id, n_envs=n_envs, seed=0)
+    try:
+        model = getattr(stable_baselines3, algorithm)("MlpPolicy", envs, seed=0, device="cpu", **kwargs)
+        before = [p.detach().clone() for p in model.policy.parameters()]
+        model.learn(timesteps)
+        assert model.num_timesteps >= timesteps, f"{algorithm}: {model.num_timesteps} steps of {timesteps}"
+        episodes = list(model.ep_info_buffer)
+        assert episodes and all(set(e) == {"r", "l", "t"} for e in episodes), f"{algorithm}: episodes {episodes[:3]}"
+        if env_id == "Pendulum-v1":
+            assert all(e["l"] == 200 for e in episodes), f"Pendulum's episodes are 200 steps: {episodes}"
+        changed = sum(not torch.equal(a, b.detach()) for a, b in zip(before, model.policy.parameters()))
+        assert changed > 0, f"{algorithm}: learn() changed no parameter"
+        actions, _ = model.predict(envs.reset(), deterministic=True)
+        assert actions.shape == (n_envs, *envs.action_space.shape), f"{algorithm}: predict gave {actions.shape}"
+    finally:
+        envs.close()
+
+
+def test_ppo_learns_from_dict_observations():
+    from stable_baselines3 import PPO
+
+    envs = make_vec_env("_Probe-v0", n_envs=2, dict_observation=True, episode_length=3)
+    try:
+        model = PPO("MultiInputPolicy", envs, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(128)
+        assert model.num_timesteps >= 128 and len(model.ep_info_buffer) > 0
+        actions, _ = model.predict(envs.reset())
+        assert actions.shape == (2,)
+    finally:
+        envs.close()
+
+
+def test_evaluate_policy_counts_episodes_from_the_monitor_info():
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    envs = make_vec_env("CartPole-v1", n_envs=4, seed=3)
+    try:
+        model = PPO("MlpPolicy", envs, seed=0, device="cpu")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "not wrapped with a Monitor" warning
+            returns, lengths = evaluate_policy(model, envs, n_eval_episodes=8, return_episode_rewards=True)
+        assert len(returns) == 8 and returns == [float(length) for length in lengths], f"{returns} {lengths}"
+    finally:
+        envs.close()
+
+
+# RL Zoo's tuned PPO hyper-parameters for CartPole-v1 (rl_zoo3 2.9.2, hyperparams/ppo.yml), its whole budget.
+RL_ZOO_PPO_CARTPOLE = {"n_envs": 8, "n_timesteps": 100_000, "n_steps": 32, "batch_size": 256, "gae_lambda": 0.8,
+                       "gamma": 0.98, "n_epochs": 20, "ent_coef": 0.0, "learning_rate": "lin_0.001",
+                       "clip_range": "lin_0.2"}
+
+
+@pytest.mark.slow  # about 20 s of training on one free core
+def test_ppo_with_rl_zoo_hyperparameters_solves_cartpole():
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.utils import LinearSchedule
+
+    zoo = dict(RL_ZOO_PPO_CARTPOLE)
+    n_envs, timesteps = zoo.pop("n_envs"), zoo.pop("n_timesteps")
+    for key in ("learning_rate", "clip_range"):  # the Zoo's "lin_x": linear from x to 0 over training
+        zoo[key] = LinearSchedule(float(zoo[key].removeprefix("lin_")), 0.0, 1.0)
+    torch.manual_seed(0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a 64-unit MLP: a second thread only contends (19 s instead of 70 on 2 busy cores)
+    envs = make_vec_env("CartPole-v1", n_envs=n_envs, seed=0)
+    evaluation = make_vec_env("CartPole-v1", n_envs=8, seed=1000)
+    try:
+        model = PPO("MlpPolicy", envs, seed=0, device="cpu", **zoo)
+        before, _ = evaluate_policy(model, evaluation, n_eval_episodes=16, deterministic=False)
+        model.learn(timesteps)
+        after, _ = evaluate_policy(model, evaluation, n_eval_episodes=16, deterministic=False)
+        print(f"\nPPO, RL Zoo's CartPole-v1 hyper-parameters: mean return {before:.1f} -> {after:.1f}")
+        assert before < 100, f"an untrained policy already returns {before}"
+        assert after >= 475, f"mean return {before:.1f} -> {after:.1f}, below CartPole-v1's threshold 475"
+    finally:
+        torch.set_num_threads(threads)
+        envs.close()
+        evaluation.close()

@@ -1,0 +1,301 @@
+"""Stable-Baselines3 ``VecEnv`` over a torchpool ``Pool``: SB3's algorithms and wrappers run on any torchpool id.
+
+    from stable_baselines3 import PPO
+    import torchpool.sb3
+    envs = torchpool.sb3.make_vec_env("CartPole-v1", n_envs=8, seed=0)   # was: sb3's make_vec_env(...)
+    model = PPO("MlpPolicy", envs).learn(100_000)
+
+A step returns what SB3's ``DummyVecEnv`` over Monitor-wrapped Gymnasium envs
+returns (one ``Pool.step`` replaces its Python loop over envs):
+
+* ``step(actions)`` -> ``(observations [N, ...], rewards float32 [N], dones
+  bool [N], infos)``, ``infos`` a list of ``N`` dicts.
+* Autoreset as SB3 does it: where ``dones[i]``, ``observations[i]`` is the
+  first observation of env ``i``'s next episode and the last one of the ended
+  episode is ``infos[i]["terminal_observation"]``. The pool's own
+  ``autoreset="same_step"`` is exactly this (its ``final_observation``).
+* ``infos[i]["TimeLimit.truncated"]`` is ``truncated and not terminated``
+  (SB3 bootstraps the value only then), on every step, as ``DummyVecEnv`` sets it.
+* ``infos[i]["episode"] = {"r", "l", "t"}`` where an episode ended, as SB3's
+  ``Monitor`` (which SB3's ``make_vec_env`` always adds) puts there: return
+  (the pool's float32 ``episode_return``, rounded to 6 decimals), length, and
+  seconds since the VecEnv was made. ``monitor=False`` leaves it out.
+  ``env_is_wrapped(Monitor)`` says ``True`` exactly when it is there, so
+  ``evaluate_policy`` counts whole episodes from it.
+* The family's extras (MuJoCo's ``x_velocity``..., Atari's ``lives``) are per-env
+  info values of the step, as the Gymnasium envs put them in their ``info``.
+* ``reset()`` returns the observations only; ``reset_infos[i]`` holds env
+  ``i``'s extras after ``reset()``. It is ``{}`` after an autoreset: a same-step
+  reset reports no info of its own (the row's extras are the ended step's).
+* ``seed(s)`` / ``set_options()``: as every SB3 ``VecEnv``, the next
+  ``reset()`` reseeds env ``i`` with ``s + i``. torchpool envs take no reset
+  options: non-empty options raise at that ``reset()``.
+
+Actions go to the pool as they come, nothing clipped (SB3's policies clip Box
+actions; a torchpool env treats a value beyond the bounds as its reference
+does): ``int64 [N]`` for ``Discrete`` spaces, ``float32 [N, *shape]`` (or
+float64) for ``Box`` ones. ``step_async`` keeps them (SB3 calls ``step_wait``
+right after it); ``step_wait`` steps every env at once on the pool's threads.
+
+Outputs are NumPy views of the pool's output ring, not copies: the ring never
+rewrites a block while anything (an array, a view of one, a
+``terminal_observation`` row) still references it (NOTE [Output ring reuse] in
+``torchpool/_held.py``), and SB3's buffers copy what they keep. Observations
+of named fields (``pool.observation_spec`` a ``DictSpec``) are dicts of arrays
+over a Gymnasium ``Dict`` space, as SB3's ``MultiInputPolicy`` wants; a
+scalar field (shape ``()``) comes as ``[N, 1]`` (a view still), its space of
+shape ``(1,)``, since SB3's feature extractors flatten from dim 1.
+
+``get_attr``/``env_method``/``set_attr`` reach no Python env (a torchpool env is
+C++): ``get_attr`` serves ``render_mode`` (``None``: torchpool envs do not
+render, so ``VecVideoRecorder`` refuses them), ``spec``, ``metadata`` and the
+single-env spaces; ``env_method`` serves ``get_wrapper_attr``/``has_wrapper_attr``;
+anything else raises an ``AttributeError`` naming the call.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+import torch
+from gymnasium.envs.registration import EnvSpec
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
+
+from .pool import Pool
+from .pool import make as _make_pool
+
+__all__ = ["PoolVecEnv", "make_vec_env"]
+
+# SB3 make_vec_env's arguments that build Python envs, which a pool has none of.
+_PYTHON_ENV_ARGS = {
+    "wrapper_class": "wrap the VecEnv with SB3's VecEnvWrappers (VecNormalize, VecFrameStack, ...) instead",
+    "wrapper_kwargs": "wrap the VecEnv with SB3's VecEnvWrappers instead",
+    "vec_env_cls": "the pool is the vectorization: its C++ threads step the envs",
+    "vec_env_kwargs": "the pool is the vectorization; pass torchpool.make's arguments (num_threads, ...)",
+    "monitor_dir": "wrap the VecEnv with VecMonitor(envs, filename=...) to write a monitor file",
+    "monitor_kwargs": "wrap the VecEnv with VecMonitor(envs, ...) instead",
+    "start_index": "pass seed=seed + start_index",
+}
+
+
+def _at_least_1d(space: gymnasium.Space) -> gymnasium.Space:
+    """A scalar Box as a Box of shape (1,); any other space as it is."""
+    if not isinstance(space, gymnasium.spaces.Box) or space.shape != ():
+        return space
+    return gymnasium.spaces.Box(low=space.low.reshape(1), high=space.high.reshape(1), shape=(1,), dtype=space.dtype)
+
+
+def make_vec_env(env_id: str, n_envs: int = 8, seed: int | None = 0, env_kwargs: dict[str, Any] | None = None,
+                 monitor: bool = True, **make_kwargs: Any) -> PoolVecEnv:
+    """``n_envs`` torchpool envs as one SB3 ``VecEnv``; stands in for SB3's ``make_vec_env(env_id, n_envs, seed)``.
+
+    Args:
+        env_id: a torchpool env id (``torchpool.list_envs()``).
+        n_envs: how many envs.
+        seed: env ``i`` is seeded with ``seed + i`` (SB3's convention); ``None``
+            draws a random seed.
+        env_kwargs: the env's own kwargs, as SB3's ``env_kwargs`` (merged with
+            ``make_kwargs``).
+        monitor: put ``infos[i]["episode"]`` where an episode ends, as SB3's
+            ``Monitor`` does (default, as SB3's ``make_vec_env`` always wraps one).
+        **make_kwargs: the rest of ``torchpool.make``'s arguments
+            (``num_threads``, ``obs_dtype``, ``max_episode_steps``, task kwargs).
+
+    SB3's ``wrapper_class``, ``vec_env_cls``, ``monitor_dir``, ... build Python
+    envs and raise a ``TypeError`` saying what to use instead.
+    """
+    for name, instead in _PYTHON_ENV_ARGS.items():
+        if name in make_kwargs:
+            raise TypeError(f"torchpool.sb3.make_vec_env takes no {name}= (SB3's make_vec_env argument): {instead}")
+    overlap = sorted(set(env_kwargs or {}) & set(make_kwargs))
+    if overlap:
+        raise TypeError(f"{overlap} given both in env_kwargs and as keyword arguments; pass each once")
+    return PoolVecEnv(env_id, n_envs, seed=seed, monitor=monitor, **(env_kwargs or {}), **make_kwargs)
+
+
+class PoolVecEnv(VecEnv):
+    """A sync, same-step-autoreset torchpool pool as an SB3 ``VecEnv``; see the module docstring.
+
+    Shapes, for ``N = num_envs``: observations ``[N, *observation_space.shape]``
+    in the observation space's dtype (float32 for classic control and MuJoCo,
+    float64 with ``obs_dtype=torch.float64``, uint8 ``[N, 4, 84, 84]`` for
+    Atari) or, for named fields, a dict of such arrays; rewards float32
+    ``[N]``; dones bool ``[N]``. ``observation_space``/``action_space`` are
+    single-env Gymnasium spaces, as SB3 wants.
+    """
+
+    def __init__(self, env_id: str, num_envs: int = 8, seed: int | None = 0, monitor: bool = True,
+                 **make_kwargs: Any):
+        if make_kwargs.get("render_mode") is not None:
+            raise ValueError(f"torchpool envs do not render: render_mode={make_kwargs['render_mode']!r} cannot be "
+                             "served (record videos from a Gymnasium reference env)")
+        make_kwargs.pop("render_mode", None)
+        autoreset = make_kwargs.pop("autoreset", "same_step")
+        if autoreset != "same_step":
+            raise ValueError(f"an SB3 VecEnv resets an ended env inside the step: autoreset must be 'same_step', "
+                             f"got {autoreset!r}")
+        batch_size = make_kwargs.pop("batch_size", None)
+        if batch_size not in (None, num_envs):
+            raise ValueError(f"an SB3 VecEnv steps every env at once: batch_size must be num_envs={num_envs}, "
+                             f"got {batch_size}")
+        pool = _make_pool(env_id, num_envs=num_envs, seed=seed, autoreset="same_step", **make_kwargs)
+        self._init(pool, monitor)
+
+    @classmethod
+    def from_pool(cls, pool: Pool, monitor: bool = True) -> PoolVecEnv:
+        """Wraps an existing sync pool made with ``autoreset="same_step"`` (the pool is closed with the VecEnv)."""
+        if pool.is_async or pool.autoreset != "same_step":
+            raise ValueError(f"PoolVecEnv needs a sync pool with autoreset='same_step', got batch_size="
+                             f"{pool.batch_size} of num_envs={pool.num_envs}, autoreset={pool.autoreset!r}")
+        envs = cls.__new__(cls)
+        envs._init(pool, monitor)
+        return envs
+
+    def _init(self, pool: Pool, monitor: bool) -> None:
+        self._pool = pool
+        self.env_id = pool.env_id
+        self.monitor = monitor
+        self._extra_keys = pool.extra_keys
+        self._actions: Any = None
+        self._t_start = time.time()  # Monitor's clock for infos[i]["episode"]["t"]
+        observation_space = pool.observation_spec.to_gymnasium()
+        # SB3's feature extractors flatten from dim 1, so a scalar field (shape ()) is served as shape (1,).
+        self._scalar_fields: frozenset[str] = frozenset()
+        if isinstance(observation_space, gymnasium.spaces.Dict):
+            self._scalar_fields = frozenset(key for key, space in observation_space.spaces.items() if space.shape == ())
+            observation_space = gymnasium.spaces.Dict(collections.OrderedDict(  # in field order, as specs.py
+                (key, _at_least_1d(space)) for key, space in observation_space.spaces.items()))
+        super().__init__(pool.num_envs, observation_space, pool.action_spec.to_gymnasium())
+
+    @property
+    def pool(self) -> Pool:
+        """The underlying :class:`torchpool.Pool` (sync, same-step autoreset)."""
+        return self._pool
+
+    # ---- SB3 VecEnv API -------------------------------------------------------
+
+    def reset(self) -> VecEnvObs:
+        """Resets every env (reseeding them if ``seed()`` was called since); returns the observations only."""
+        if any(self._options):
+            raise ValueError(f"torchpool envs take no reset options, but set_options() gave {self._options}")
+        seeds = self._seeds
+        if all(seed is None for seed in seeds):
+            td = self._pool.reset()
+        elif any(seed is None for seed in seeds):
+            raise ValueError(f"reset(): seeds must be all ints or all None, got {seeds}")
+        else:
+            td = self._pool.reset(seed=[int(seed) for seed in seeds])
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = self._extras(td, range(self.num_envs))
+        return self._numpy(td["observation"])
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Keeps ``actions`` (``int64 [N]`` or ``float32 [N, *shape]``) for ``step_wait``."""
+        self._actions = actions
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """Steps every env; ``(observations, rewards float32 [N], dones bool [N], infos)``."""
+        actions, self._actions = self._actions, None
+        if actions is None:
+            raise RuntimeError("step_wait() without step_async(actions) before it")
+        td = self._pool.step(actions)
+        terminated = td["terminated"].numpy()
+        truncated = td["truncated"].numpy()
+        done = td["done"].numpy()
+        infos = self._extras(td, range(self.num_envs))
+        for info, time_limit in zip(infos, (truncated & ~terminated).tolist()):
+            info["TimeLimit.truncated"] = time_limit
+        if done.any():
+            final_observation = self._numpy(td["final_observation"])
+            returns = td["episode_return"].numpy()
+            lengths = td["episode_length"].numpy()
+            for i in np.flatnonzero(done).tolist():
+                info = infos[i]
+                if isinstance(final_observation, dict):
+                    info["terminal_observation"] = {key: value[i] for key, value in final_observation.items()}
+                else:
+                    info["terminal_observation"] = final_observation[i]
+                if self.monitor:
+                    info["episode"] = {"r": round(float(returns[i]), 6), "l": int(lengths[i]),
+                                       "t": round(time.time() - self._t_start, 6)}
+                self.reset_infos[i] = {}
+        return self._numpy(td["observation"]), td["reward"].numpy(), done, infos
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """``render_mode`` (None), ``spec``, ``metadata``, ``observation_space``, ``action_space``, per env."""
+        count = len(list(self._get_indices(indices)))
+        if attr_name == "render_mode":
+            value: Any = None
+        elif attr_name == "spec":
+            value = self._spec()
+        elif attr_name == "metadata":
+            value = {"render_modes": []}
+        elif attr_name in ("observation_space", "action_space"):
+            value = getattr(self, attr_name)
+        else:
+            raise AttributeError(
+                f"get_attr({attr_name!r}): a torchpool env is C++, with no Python attribute {attr_name!r}; "
+                "get_attr serves render_mode, spec, metadata, observation_space and action_space")
+        return [value] * count
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        raise AttributeError(f"set_attr({attr_name!r}, ...): a torchpool env is C++ and has no Python attributes "
+                             "to set; pass its kwargs to make_vec_env")
+
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
+                   **method_kwargs: Any) -> list[Any]:
+        """Serves ``get_wrapper_attr(name)`` and ``has_wrapper_attr(name)`` (as ``get_attr``/``has_attr``)."""
+        if method_name == "get_wrapper_attr":
+            return self.get_attr(*method_args, indices=indices, **method_kwargs)
+        if method_name == "has_wrapper_attr":
+            return [self.has_attr(*method_args, **method_kwargs)] * len(list(self._get_indices(indices)))
+        raise AttributeError(f"env_method({method_name!r}): a torchpool env is C++, with no Python method "
+                             f"{method_name!r}; env_method serves get_wrapper_attr and has_wrapper_attr")
+
+    def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        """No Gymnasium wrapper, but ``Monitor`` where ``monitor=True`` (its ``episode`` info is there)."""
+        wrapped = self.monitor and issubclass(Monitor, wrapper_class)
+        return [wrapped] * len(list(self._get_indices(indices)))
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        raise NotImplementedError("get_images(): torchpool envs do not render")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.env_id!r}, num_envs={self.num_envs})"
+
+    # ---- internals ------------------------------------------------------------
+
+    def _numpy(self, observation: Any) -> Any:
+        """NumPy views of a tensor, or a dict of them for named fields (a TensorDict; scalar fields as ``[N, 1]``)."""
+        if isinstance(observation, torch.Tensor):
+            return observation.numpy()
+        return {key: value.numpy()[:, None] if key in self._scalar_fields else value.numpy()
+                for key, value in observation.items()}
+
+    def _extras(self, td: Any, rows: range) -> list[dict[str, Any]]:
+        """One dict per row of the family's extras (NumPy scalars, or views for array-valued ones)."""
+        infos: list[dict[str, Any]] = [{} for _ in rows]
+        for key in self._extra_keys:
+            for info, value in zip(infos, td[key].numpy()):
+                info[key] = value
+        return infos
+
+    def _spec(self) -> EnvSpec:
+        """A Gymnasium ``EnvSpec`` of this env: its id, time limit and kwargs (the reference's entry point, if any)."""
+        reference = gymnasium.registry.get(self.env_id)
+        return EnvSpec(
+            id=self.env_id,
+            entry_point=None if reference is None else reference.entry_point,
+            reward_threshold=None if reference is None else reference.reward_threshold,
+            max_episode_steps=self._pool.max_episode_steps or None,
+            kwargs=dict(self._pool.task_kwargs))
