@@ -365,6 +365,7 @@ PYBIND11_MODULE(_core, m) {
   m.attr("FIXED_KEYS") = py::tuple(py::cast(fixed));  // the columns every step has, in order
   m.attr("DEFAULT_SPIN_POLLS") = SpinPolicy{}.polls;
   m.attr("PLUGIN_CAPSULE") = kPluginCapsule;
+  m.attr("ABI") = AbiStamp{}.describe();  // what a family module must have been built with
 
   m.def(
       "make",

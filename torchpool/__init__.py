@@ -23,7 +23,8 @@ except ImportError:
 
 from . import gym as _gym  # noqa: F401  registers "torchpool/<EnvId>" with Gymnasium
 from ._cpus import available_cpus
-from .errors import EnvError
+from .cpp_env import include_dir, register_cpp_env
+from .errors import BuildError, EnvError
 from .pool import InputError, Pool, make
 from .registry import list_envs
 
@@ -32,8 +33,8 @@ from .stream import stream
 
 __version__ = "0.1.0"
 
-__all__ = ["Pool", "make", "list_envs", "TorchPoolEnv", "stream", "EnvError", "InputError", "available_cpus",
-           "__version__"]
+__all__ = ["Pool", "make", "list_envs", "TorchPoolEnv", "stream", "EnvError", "InputError", "BuildError",
+           "register_cpp_env", "include_dir", "available_cpus", "__version__"]
 
 
 def __getattr__(name: str):

@@ -29,6 +29,14 @@ def _list(args: argparse.Namespace) -> None:
         entry = registry.lookup(env_id)
         kwargs = ", ".join(f"{name}={kw.default!r}" for name, kw in entry.kwargs.items())
         print(f"{env_id:28s} {kwargs}")
+    from .cpp_env import registered_elsewhere
+
+    built = registered_elsewhere()
+    if built:
+        print("\nYour C++ envs built before (torchpool.register_cpp_env makes them in a process):")
+    for record in built:
+        kwargs = ", ".join(f"{name}={value!r}" for name, value in record["kwargs"].items())
+        print(f"{record['env_id']:28s} {kwargs}  [{record['env_class']} in {record['header']}]")
 
 
 def _bench(args: argparse.Namespace) -> None:

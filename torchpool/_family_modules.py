@@ -32,15 +32,27 @@ _MODULES = {
 # The extra that installs what a module needs at run time.
 EXTRAS = {"_mujoco": "mujoco", "_atari": "atari"}
 
+# Families whose module was loaded from elsewhere (torchpool.register_cpp_env).
+_ADDED: dict[str, ModuleType] = {}
+
+
+def add(family: str, module: ModuleType) -> None:
+    """Makes ``module`` (one exporting a ``family_plugin``) the module of ``family``."""
+    _ADDED[family] = module
+
 
 def built(family: str) -> bool:
     """Whether this torchpool was built with the module of ``family`` (found without importing it)."""
+    if family in _ADDED:
+        return True
     name = _MODULES.get(family)
     return name is not None and importlib.util.find_spec(f"{__package__}.{name}") is not None
 
 
 def module(family: str) -> ModuleType:
     """The extension module of ``family``, imported (and its libraries loaded) on first use."""
+    if family in _ADDED:
+        return _ADDED[family]
     name = _MODULES.get(family)
     if name is None:
         raise ValueError(f"no module steps the env family {family!r}")

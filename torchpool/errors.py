@@ -4,6 +4,8 @@
 * ``EnvError`` (a ``RuntimeError``): envs raised inside step or reset. It is
   raised by the ``step()``/``recv()``/``reset()`` whose batch holds those envs'
   rows, and carries the whole batch, so no other env's result is lost.
+* ``BuildError`` (a ``RuntimeError``): a C++ env header that did not compile
+  (``register_cpp_env``); the message is the compiler's diagnostics.
 """
 
 from __future__ import annotations
@@ -43,3 +45,7 @@ def _from_core(env_ids: list[int], messages: list[str], owner: Any, rows: int, r
     if reset and batch is not None and batch.batch_size[0] != rows:
         batch = batch[:rows]
     return EnvError(env_ids, messages, batch)
+
+
+class BuildError(RuntimeError):
+    """A C++ env (``torchpool.register_cpp_env``) could not be built: the message is the compiler's diagnostics."""

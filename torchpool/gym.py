@@ -324,13 +324,15 @@ def register_envs() -> list[str]:
     ``gymnasium.make_vec(id, num_envs=...)`` builds a pool; extra ``make_vec``
     kwargs go to :class:`VectorEnv`. Returns the registered ids.
     """
-    ids = []
-    for env_id in list_envs_unchecked():  # no ROM is read at import: make_vec checks the id
-        gym_id = f"{NAMESPACE}/{env_id}"
-        if gym_id not in gymnasium.registry:
-            gymnasium.register(id=gym_id, vector_entry_point=f"{__name__}:VectorEnv", kwargs={"env_id": env_id})
-        ids.append(gym_id)
-    return ids
+    return [register_env(env_id) for env_id in list_envs_unchecked()]  # no ROM is read at import
+
+
+def register_env(env_id: str) -> str:
+    """Registers ``torchpool/<env_id>`` with Gymnasium (idempotent; make_vec checks the id); returns it."""
+    gym_id = f"{NAMESPACE}/{env_id}"
+    if gym_id not in gymnasium.registry:
+        gymnasium.register(id=gym_id, vector_entry_point=f"{__name__}:VectorEnv", kwargs={"env_id": env_id})
+    return gym_id
 
 
 register_envs()

@@ -63,10 +63,14 @@ def _entries() -> dict[str, EnvEntry]:
     return _REGISTRY
 
 
-def register(entry: EnvEntry) -> None:
-    if entry.env_id in _REGISTRY:
+def register(entry: EnvEntry, replace: bool = False) -> None:
+    if entry.env_id in _REGISTRY and not replace:
         raise ValueError(f"env id {entry.env_id!r} is already registered")
     _REGISTRY[entry.env_id] = entry
+
+
+def is_registered(env_id: str) -> bool:
+    return env_id in _entries()
 
 
 def list_envs() -> list[str]:

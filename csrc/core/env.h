@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -168,6 +169,19 @@ class StepOutput {
   [[maybe_unused]] const size_t* extra_bytes_;
   [[maybe_unused]] size_t extra_count_;
 };
+
+// What every family is (see the top of this file): checked where a family is
+// registered (plugin.h's family<E>()), so a type that falls short is named
+// with this concept in the compiler's message.
+template <class E>
+concept EnvConcept =
+    requires { typename E::Model; } && std::constructible_from<typename E::Model, const Config&> &&
+    std::constructible_from<E, const typename E::Model&> &&
+    requires(E& env, const typename E::Model& model, Rng& rng, StepOutput& out, const Action& action, Dtype dtype) {
+      { model.spec(dtype) } -> std::convertible_to<EnvSpec>;
+      env.reset(rng, out);
+      { env.step(action, rng, out) } -> std::convertible_to<StepResult>;
+    };
 
 // A family whose step is a run of substeps, begun one at a time with
 // advance() (NOTE [Split tail]).

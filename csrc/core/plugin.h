@@ -56,10 +56,12 @@ struct AbiStamp {
 
 using ExecutorFactory = std::unique_ptr<ExecutorBase> (*)(const Config&, const ExecutorOptions&);
 
-// One family of a module: its name (the registry's EnvEntry.family) and factory.
+// One family of a module: its name (the registry's EnvEntry.family), factory
+// and the task kwargs its Model declares (empty for the built-in families).
 struct FamilyEntry {
   const char* name;
   ExecutorFactory make;
+  std::vector<TaskKwarg> kwargs;
 };
 
 struct FamilyPlugin {
@@ -82,7 +84,10 @@ std::unique_ptr<ExecutorBase> make_executor(const Config& config, const Executor
 // One line per env of a family module: family<CartPole>("CartPole").
 template <class Env>
 FamilyEntry family(const char* name) {
-  return {name, &make_executor<Env>};
+  static_assert(EnvConcept<Env>, "this type does not satisfy torchpool::EnvConcept (csrc/core/env.h)");
+  std::vector<TaskKwarg> kwargs;
+  if constexpr (requires { Env::Model::kwargs(); }) kwargs = Env::Model::kwargs();
+  return {name, &make_executor<Env>, std::move(kwargs)};
 }
 
 }  // namespace torchpool

@@ -157,6 +157,17 @@ struct EnvSpec {
   }
 };
 
+// A task kwarg that a family outside torchpool declares for the registry
+// (torchpool.register_cpp_env): a Model's optional
+// `static std::vector<TaskKwarg> kwargs()`. The built-in families' kwargs are
+// declared in torchpool/registry.py instead.
+struct TaskKwarg {
+  std::string name;
+  std::string type;           // "float", "int", "bool" or "str"
+  std::string default_value;  // as Python writes it: "10.0", "3", "True", "area"
+  std::string doc;
+};
+
 // Task kwargs, already validated and completed with defaults by
 // torchpool/registry.py. Numbers and bools arrive as doubles; tuples and lists
 // of numbers (e.g. MuJoCo's healthy_z_range) as sequences of doubles.

@@ -1,0 +1,243 @@
+"""Your own env in C++: one header, compiled on first use against the installed torchpool.
+
+    torchpool.register_cpp_env("MyCartPole-v0", "my_cartpole.h", env_class="MyCartPole")
+    pool = torchpool.make("MyCartPole-v0", num_envs=64, batch_size=32)
+
+The header holds a family as torchpool's own are written (a ``Model`` built
+once from the task kwargs, an env with ``reset``/``step``; see
+``<torchpool/env.h>``, csrc/core/env.h, and examples/cpp_env/my_cartpole.h)
+and includes ``<torchpool/env.h>``. ``register_cpp_env`` compiles it into an
+extension module that exports the family through the same plug-in interface
+as the built-in families (csrc/core/plugin.h), loads it, and registers the id,
+with the task kwargs the Model declares (``static std::vector<TaskKwarg>
+kwargs()``). The id then works wherever a built-in id does.
+
+The build: the compiler in ``CXX`` or the system's ``c++``, the built-in
+modules' flags, the headers in ``include_dir()`` and Python's. It is cached
+under ``$TORCHPOOL_CACHE_DIR`` (default ``~/.cache/torchpool/cpp_envs``), keyed
+by the header's content, every installed torchpool header, torchpool's
+version, the compiler's ``--version`` and the flags, so a second process loads
+it without compiling and an edited header builds anew. A lock file per key
+lets concurrent builders of the same header wait for one build, which is
+renamed into place only once complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from . import _core, _family_modules, registry
+from .errors import BuildError
+
+# As the built-in modules (CMakeLists.txt, torchpool_module): what the steps compute must not differ.
+FLAGS = ("-O3", "-std=c++20", "-shared", "-fPIC", "-fvisibility=hidden", "-fno-math-errno", "-ffp-contract=off",
+         "-pthread")
+_TYPES = {"float": float, "int": int, "bool": bool, "str": str}
+_VERSION = "0.1.0"  # torchpool's; part of the cache key
+
+
+def include_dir() -> str:
+    """The folder holding ``torchpool/env.h`` and the core's headers, for ``-I``."""
+    return str(Path(_core.__file__).parent / "include")
+
+
+def cache_dir() -> Path:
+    """Where built C++ envs are kept: ``$TORCHPOOL_CACHE_DIR``, else ``~/.cache/torchpool/cpp_envs``."""
+    root = os.environ.get("TORCHPOOL_CACHE_DIR")
+    if root:
+        return Path(root)
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "torchpool" / "cpp_envs"
+
+
+def register_cpp_env(env_id: str, header: str | os.PathLike, env_class: str, *, overwrite: bool = False) -> None:
+    """Compiles ``header`` (if not cached) and registers ``env_id`` as its ``env_class`` family.
+
+    Args:
+        env_id: the id ``torchpool.make`` will take, e.g. ``"MyCartPole-v0"``.
+        header: a C++ header implementing the Env concept (``<torchpool/env.h>``).
+        env_class: the env's class, qualified as the header names it (``"MyCartPole"``,
+            ``"mine::CartPole"``).
+        overwrite: replace an id that is already registered (else ``ValueError``).
+
+    Raises ``torchpool.BuildError`` with the compiler's diagnostics when the
+    header does not compile or its class is not an env (the message names
+    ``torchpool::EnvConcept``), and when no compiler can be run.
+    """
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError(f"env_id must be a non-empty str, got {env_id!r}")
+    if not isinstance(env_class, str) or not re.fullmatch(r"(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*", env_class):
+        raise ValueError(f"env_class must be a C++ class name such as 'MyCartPole' or 'mine::CartPole', "
+                         f"got {env_class!r}")
+    path = Path(header).expanduser().resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"no C++ header at {path}")
+    if registry.is_registered(env_id) and not overwrite:
+        raise ValueError(f"env id {env_id!r} is already registered; pass overwrite=True to replace it")
+    module, key = _load(path, env_class)
+    family = _family_name(env_class, key)
+    _family_modules.add(family, module)
+    kwargs = {}
+    for name, kind, default, doc in module.kwargs[family]:
+        if kind not in _TYPES:
+            raise ValueError(f"{path}: {env_class}'s kwarg {name!r} has type {kind!r}; "
+                             f"TaskKwarg types are {sorted(_TYPES)}")
+        kwargs[name] = registry.Kwarg(_TYPES[kind], _parse(kind, default), doc)
+    registry.register(registry.EnvEntry(env_id, family, kwargs, reference=f"{path} ({env_class})"), replace=overwrite)
+    _record(env_id, path, env_class, kwargs)
+    if "torchpool.gym" in sys.modules:
+        sys.modules["torchpool.gym"].register_env(env_id)
+
+
+def registered_elsewhere() -> list[dict[str, Any]]:
+    """The C++ envs this cache has built, as recorded at registration (``python -m torchpool list``)."""
+    records = []
+    for record in sorted(cache_dir().glob("*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            records.append(json.loads(record.read_text()))
+    return records
+
+
+# ---- building -----------------------------------------------------------------
+
+
+def _compiler() -> list[str]:
+    command = shlex.split(os.environ.get("CXX", "")) or ["c++"]
+    if shutil.which(command[0]) is None:
+        raise BuildError(f"no C++ compiler: tried {command[0]!r} (from CXX, else the system's c++); "
+                         "install one (Debian/Ubuntu: apt install g++) or set CXX")
+    return command
+
+
+def _key(path: Path, env_class: str, compiler: list[str]) -> str:
+    """The cache key: what the built module depends on."""
+    digest = hashlib.sha256()
+    digest.update(path.read_bytes())
+    for included in sorted(Path(include_dir()).rglob("*.h")):
+        digest.update(included.name.encode() + included.read_bytes())
+    identity = subprocess.run([*compiler, "--version"], capture_output=True, text=True).stdout
+    for part in (env_class, _VERSION, identity, " ".join(FLAGS), sysconfig.get_config_var("EXT_SUFFIX"),
+                 str(path)):
+        digest.update(part.encode())
+    return digest.hexdigest()[:24]
+
+
+def _family_name(env_class: str, key: str) -> str:
+    return f"cpp:{env_class}:{key[:12]}"
+
+
+def _load(path: Path, env_class: str) -> tuple[ModuleType, str]:
+    """The module built from ``path`` (built now unless cached), and its cache key."""
+    compiler = _compiler()
+    key = _key(path, env_class, compiler)
+    name = f"_cpp_env_{key}"
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    built = directory / f"{name}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    if not built.exists():
+        with _locked(directory / f"{name}.lock"):
+            if not built.exists():  # another process may have built it while we waited
+                _build(path, env_class, compiler, name, _family_name(env_class, key), built)
+    spec = importlib.util.spec_from_file_location(f"torchpool.{name}", built)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if module.abi != _core.ABI:
+        raise BuildError(f"{built} was built for another torchpool core ({module.abi}; this one: {_core.ABI}); "
+                         f"delete it, or build with the compiler torchpool was built with")
+    return module, key
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build(path: Path, env_class: str, compiler: list[str], name: str, family: str, built: Path) -> None:
+    source = _MODULE_SOURCE.format(header=json.dumps(str(path)), env_class=env_class, family=json.dumps(family),
+                                   name=name)
+    with tempfile.TemporaryDirectory(dir=built.parent) as scratch:
+        cpp, so = Path(scratch) / f"{name}.cpp", Path(scratch) / built.name
+        cpp.write_text(source)
+        command = [*compiler, *FLAGS, "-I", include_dir(), "-I", sysconfig.get_paths()["include"],
+                   str(cpp), "-o", str(so)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BuildError(_diagnostics(done.stderr or done.stdout, path))
+        os.replace(so, built)  # complete before it is visible: a concurrent loader never sees half a file
+
+
+def _diagnostics(output: str, header: Path) -> str:
+    """The compiler's own diagnostics about the user's code: its lines, the generated module's left out."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    return "\n".join(lines) if lines else f"the compiler failed on {header} and printed nothing"
+
+
+def _parse(kind: str, text: str) -> Any:
+    if kind == "bool":
+        return text in ("True", "true", "1")
+    return _TYPES[kind](text)
+
+
+def _record(env_id: str, path: Path, env_class: str, kwargs: dict[str, registry.Kwarg]) -> None:
+    record = {"env_id": env_id, "header": str(path), "env_class": env_class,
+              "kwargs": {name: kwarg.default for name, kwarg in kwargs.items()}}
+    with contextlib.suppress(OSError):
+        (cache_dir() / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', env_id)}.json").write_text(json.dumps(record))
+
+
+# The module a header becomes: the family through the plug-in interface
+# (csrc/core/plugin.h), with the plain CPython API (no pybind11 needed).
+_MODULE_SOURCE = r"""
+#include <Python.h>
+
+#include <torchpool/core/plugin.h>
+
+#include {header}
+
+static_assert(torchpool::EnvConcept<{env_class}>,
+              "{env_class} does not satisfy torchpool::EnvConcept (<torchpool/env.h>): it needs a Model type "
+              "constructible from a Config with spec(Dtype), a constructor from const Model&, "
+              "reset(Rng&, StepOutput&) and step(const Action&, Rng&, StepOutput&) returning a StepResult");
+
+static PyModuleDef module_def = {{PyModuleDef_HEAD_INIT, "{name}", nullptr, -1, nullptr}};
+
+PyMODINIT_FUNC PyInit_{name}() {{
+  PyObject* module = PyModule_Create(&module_def);
+  if (module == nullptr) return nullptr;
+  auto* plugin = new torchpool::FamilyPlugin{{torchpool::AbiStamp{{}}, {{torchpool::family<{env_class}>({family})}}}};
+  PyObject* kwargs = PyDict_New();
+  PyObject* declared = PyList_New(0);
+  for (const torchpool::TaskKwarg& kwarg : plugin->families[0].kwargs) {{
+    PyObject* item = Py_BuildValue("(ssss)", kwarg.name.c_str(), kwarg.type.c_str(), kwarg.default_value.c_str(),
+                                   kwarg.doc.c_str());
+    PyList_Append(declared, item);
+    Py_DECREF(item);
+  }}
+  PyDict_SetItemString(kwargs, {family}, declared);
+  Py_DECREF(declared);
+  PyModule_AddObject(module, "kwargs", kwargs);
+  PyModule_AddObject(module, "family_plugin", PyCapsule_New(plugin, torchpool::kPluginCapsule, nullptr));
+  PyModule_AddObject(module, "abi", PyUnicode_FromString(plugin->abi.describe().c_str()));
+  return module;
+}}
+"""
