@@ -505,3 +505,34 @@ def test_ppo_with_rl_zoo_hyperparameters_solves_cartpole():
         torch.set_num_threads(threads)
         envs.close()
         evaluation.close()
+
+
+def test_atari_monitor_info_is_the_whole_unclipped_game():
+    pytest.importorskip("ale_py")
+    envs = make_vec_env("Breakout-v5", n_envs=2, episodic_life=True, reward_clip=True)
+    try:
+        envs.reset()
+        rng = np.random.default_rng(0)
+        game_returns, game_lengths = np.zeros(2), np.zeros(2, dtype=np.int64)
+        lives_lost = games = 0
+        for _ in range(3000):
+            _, rewards, dones, infos = envs.step(rng.integers(0, 4, size=2))
+            assert set(np.unique(rewards)) <= {-1.0, 0.0, 1.0}, f"reward_clip=True, yet rewards {rewards}"
+            game_returns += [info["raw_reward"] for info in infos]
+            game_lengths += 1
+            for i in np.flatnonzero(dones):
+                info = infos[i]
+                if not info["game_over"]:
+                    lives_lost += 1
+                    assert "episode" not in info, f"a lost life reported as a Monitor episode: {info}"
+                    continue
+                games += 1
+                assert info["episode"]["r"] == game_returns[i] and info["episode"]["l"] == game_lengths[i], (
+                    f"Monitor's episode {info['episode']}, the game's unclipped return {game_returns[i]} "
+                    f"in {game_lengths[i]} steps")
+                game_returns[i], game_lengths[i] = 0, 0
+            if games >= 2:
+                break
+        assert games >= 2 and lives_lost >= 4, f"{games} games, {lives_lost} lives lost: too few to test"
+    finally:
+        envs.close()

@@ -22,6 +22,8 @@ returns (one ``Pool.step`` replaces its Python loop over envs):
   seconds since the VecEnv was made. ``monitor=False`` leaves it out.
   ``env_is_wrapped(Monitor)`` says ``True`` exactly when it is there, so
   ``evaluate_policy`` counts whole episodes from it.
+  For Atari it is the whole game's unclipped return (NOTE [Atari games in
+  Monitor's info]).
 * The family's extras (MuJoCo's ``x_velocity``..., Atari's ``lives``) are per-env
   info values of the step, as the Gymnasium envs put them in their ``info``.
 * ``reset()`` returns the observations only; ``reset_infos[i]`` holds env
@@ -69,6 +71,19 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from .pool import Pool
 from .pool import make as _make_pool
+
+# NOTE [Atari games in Monitor's info]
+# SB3's make_atari_env puts Monitor below AtariWrapper's EpisodicLifeEnv and
+# ClipRewardEnv, so SB3 logs (ep_rew_mean) and evaluate_policy see whole games
+# and unclipped scores, whatever those wrappers do. A torchpool Atari pool
+# does both inside the env (episodic_life=, reward_clip=): with them on, its
+# episode is one life and its episode_return is clipped. So for a family with
+# the game_over and raw_reward extras the VecEnv sums raw_reward itself and
+# puts infos[i]["episode"] only where the game ended (game_over, or a
+# truncation): r is the game's unclipped return, l its length in agent steps
+# (Monitor over a NoFrameskip env counts emulator frames: frame_skip times more).
+# Everything else (dones, terminal_observation, rewards) follows the pool's
+# episodes, lives included, as AtariWrapper's do.
 
 __all__ = ["PoolVecEnv", "make_vec_env"]
 
@@ -162,6 +177,10 @@ class PoolVecEnv(VecEnv):
         self.env_id = pool.env_id
         self.monitor = monitor
         self._extra_keys = pool.extra_keys
+        # Atari: Monitor's episode is the whole game, unclipped (NOTE [Atari games in Monitor's info]).
+        self._games = {"game_over", "raw_reward"} <= set(self._extra_keys)
+        self._game_returns = np.zeros(pool.num_envs, dtype=np.float64)
+        self._game_lengths = np.zeros(pool.num_envs, dtype=np.int64)
         self._actions: Any = None
         self._t_start = time.time()  # Monitor's clock for infos[i]["episode"]["t"]
         observation_space = pool.observation_spec.to_gymnasium()
@@ -193,6 +212,8 @@ class PoolVecEnv(VecEnv):
             td = self._pool.reset(seed=[int(seed) for seed in seeds])
         self._reset_seeds()
         self._reset_options()
+        self._game_returns[:] = 0
+        self._game_lengths[:] = 0
         self.reset_infos = self._extras(td)
         return self._numpy(td["observation"])
 
@@ -215,20 +236,31 @@ class PoolVecEnv(VecEnv):
         for info, terminated, truncated in zip(infos, columns["terminated"].tolist(), columns["truncated"].tolist()):
             info["TimeLimit.truncated"] = truncated and not terminated
         ended = [i for i, end in enumerate(done.tolist()) if end]
+        if self._games:
+            self._game_returns += columns["raw_reward"].numpy()
+            self._game_lengths += 1
         if ended:
             final_observation = self._numpy(columns["final_observation"])
-            returns = columns["episode_return"].tolist()
-            lengths = columns["episode_length"].tolist()
+            if self._games:
+                returns, lengths = self._game_returns.tolist(), self._game_lengths.tolist()
+                game_over = (columns["game_over"] | columns["truncated"]).tolist()
+            else:
+                returns, lengths = columns["episode_return"].tolist(), columns["episode_length"].tolist()
             for i in ended:
                 info = infos[i]
                 if isinstance(final_observation, dict):
                     info["terminal_observation"] = {key: value[i] for key, value in final_observation.items()}
                 else:
                     info["terminal_observation"] = final_observation[i]
+                self.reset_infos[i] = {}
+                if self._games:
+                    if not game_over[i]:
+                        continue  # a life lost under episodic_life: the game goes on
+                    self._game_returns[i] = 0
+                    self._game_lengths[i] = 0
                 if self.monitor:
                     info["episode"] = {"r": round(returns[i], 6), "l": lengths[i],
                                        "t": round(time.time() - self._t_start, 6)}
-                self.reset_infos[i] = {}
         return self._numpy(columns["observation"]), columns["reward"].numpy(), done, infos
 
     def close(self) -> None:
