@@ -263,6 +263,16 @@ def test_get_attr_serves_what_a_pool_has_and_names_the_rest():
         envs.close()
 
 
+def test_env_kwargs_reach_the_env_as_with_sb3s_make_vec_env():
+    envs = make_vec_env("Pendulum-v1", n_envs=2, env_kwargs={"g": 5.0})
+    try:
+        assert envs.get_attr("spec")[0].kwargs == {"g": 5.0} and envs.pool.task_kwargs == {"g": 5.0}
+    finally:
+        envs.close()
+    with pytest.raises(TypeError, match="both in env_kwargs"):
+        make_vec_env("Pendulum-v1", env_kwargs={"g": 5.0}, g=3.0)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"wrapper_class": gymnasium.wrappers.ClipAction}, "wrapper_class"),
     ({"vec_env_cls": DummyVecEnv}, "vec_env_cls"),
@@ -534,5 +544,21 @@ def test_atari_monitor_info_is_the_whole_unclipped_game():
             if games >= 2:
                 break
         assert games >= 2 and lives_lost >= 4, f"{games} games, {lives_lost} lives lost: too few to test"
+    finally:
+        envs.close()
+
+
+def test_ppo_cnn_policy_takes_atari_frames_channel_first():
+    pytest.importorskip("ale_py")
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import VecTransposeImage, is_vecenv_wrapped
+
+    envs = make_vec_env("Pong-v5", n_envs=2)
+    try:
+        assert envs.observation_space.shape == (4, 84, 84) and envs.observation_space.dtype == np.uint8
+        model = PPO("CnnPolicy", envs, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        assert not is_vecenv_wrapped(model.get_env(), VecTransposeImage), "SB3 took the frames for channel-last"
+        model.learn(64)
+        assert model.num_timesteps >= 64
     finally:
         envs.close()
