@@ -42,7 +42,9 @@ right after it); ``step_wait`` steps every env at once on the pool's threads.
 Outputs are NumPy views of the pool's output ring, not copies: the ring never
 rewrites a block while anything (an array, a view of one, a
 ``terminal_observation`` row) still references it (NOTE [Output ring reuse] in
-``torchpool/_held.py``), and SB3's buffers copy what they keep. Observations
+``torchpool/_held.py``), and SB3's buffers copy what they keep. Writing into
+them is safe too (SB3's PPO adds the bootstrap value into the rewards it got,
+in place): the pool only ever writes a block nobody holds. Observations
 of named fields (``pool.observation_spec`` a ``DictSpec``) are dicts of arrays
 over a Gymnasium ``Dict`` space, as SB3's ``MultiInputPolicy`` wants; a
 scalar field (shape ``()``) comes as ``[N, 1]`` (a view still), its space of
