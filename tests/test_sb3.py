@@ -305,6 +305,27 @@ def test_outputs_are_ring_views_never_overwritten_while_held():
         envs.close()
 
 
+def test_writing_into_the_outputs_changes_nothing_later():
+    clean, scribbled = make_vec_env("CartPole-v1", n_envs=4), make_vec_env("CartPole-v1", n_envs=4)
+    try:
+        clean.reset()
+        scribbled.reset()
+        rng = np.random.default_rng(0)
+        for t in range(200):
+            actions = rng.integers(0, 2, size=4)
+            want = clean.step(actions)
+            got = scribbled.step(actions)
+            for name, a, b in zip(("observations", "rewards", "dones"), want[:3], got[:3]):
+                assert np.array_equal(a, b), f"step {t}: {name} {b} after scribbling, {a} without"
+            assert [info.get("episode") and info["episode"]["r"] for info in want[3]] == [
+                info.get("episode") and info["episode"]["r"] for info in got[3]], f"step {t}: episode returns"
+            for array in got[:3]:  # as SB3's PPO adds the bootstrap value into the rewards
+                array[...] = 1
+    finally:
+        clean.close()
+        scribbled.close()
+
+
 def test_named_fields_become_dict_observations():
     envs = make_vec_env("_Probe-v0", n_envs=2, dict_observation=True, episode_length=3)
     try:
