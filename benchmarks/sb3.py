@@ -19,6 +19,7 @@ No frame skip in these tasks: frames/s = steps/s.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
@@ -83,6 +84,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)  # PPO's 64-unit MLP: a second thread only contends with the envs
     n = args.num_envs
+    load_before = os.getloadavg()[0]
 
     steps: dict[tuple[str, str], list[float]] = {}
     for env_id in STEP_TASKS:
@@ -107,7 +109,7 @@ def main() -> None:
             ppo.setdefault(system, []).append(rate)
             print(f"PPO CartPole-v1 round {r}  {system:14s} {rate:10,.0f} frames/s", flush=True)
 
-    results = {"steps": steps, "ppo": ppo}
+    results = {"steps": steps, "ppo": ppo, "load": (load_before, os.getloadavg()[0])}
     print_table(results, args)
     if args.record:
         record(results, args)
@@ -170,7 +172,8 @@ def record(results: dict, args) -> None:
         "<!-- sb3:begin -->",
         "## Stable-Baselines3: VecEnv steps/s and PPO frames/s (`benchmarks/sb3.py`)", "",
         f"- Recorded: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores (shared with other work), {info['ram']} RAM, "
+        f"- Machine: {info['cpu']}, {info['cores']} cores (shared with other work: 1-minute load average "
+        f"{results['load'][0]:.1f} before, {results['load'][1]:.1f} after), {info['ram']} RAM, "
         f"{info['os']}; {info['versions']}",
         f"- Settings: {args.num_envs} envs; torchpool `torchpool.sb3.make_vec_env` (sync pool, batch_size = "
         f"num_envs = {args.num_envs}, num_threads {min(threads, args.num_envs)} by default, float32 observations); "

