@@ -212,10 +212,11 @@ from pathlib import Path
 work = Path(sys.argv[1])
 for path in sorted(work.glob("*/ppo_*.json")):
     run = json.loads(path.read_text())
-    reached = run["seconds_to_target"]
+    reached, mean = run["seconds_to_target"], run["final_mean_return"]
     split = ", ".join(f"{k} {v:.1f} s" for k, v in run["time_split"].items())
     print(f"{run['env_id']}: " + (f"reached {run['target_return']} in {reached:.0f} s" if reached is not None
-          else f"mean return {run['final_mean_return']:.1f}, target not reached")
+          else "no episode finished" if mean != mean  # NaN: nothing to average yet
+          else f"mean return {mean:.1f}, target not reached")
           + f" ({run['frames']:,} frames in {run['wall_seconds']:.0f} s, {run['frames_per_s']:,.0f} frames/s;"
           f" stream time: {split})")
 if (work / "gpu_stream.json").exists():
