@@ -151,7 +151,17 @@ def reading(results: dict) -> str:
             f"{statistics.median(steps[('CartPole-v1', 'DummyVecEnv')]):,.0f} steps/s: stepping is about "
             f"{share:.0%} of learn()'s time, so no VecEnv can make it much faster; SB3's per-step Python "
             "(policy call, buffer adds) and the updates dominate. The raw rates show what a loop with less "
-            "per-step work gets.")
+            "per-step work gets." + busy(results))
+
+
+def busy(results: dict) -> str:
+    """A warning where other work held the cores: the pool's threads (one per core) lose more than one process."""
+    if max(results["load"]) <= os.cpu_count():
+        return ""
+    return (f" The load average ({max(results['load']):.1f}) exceeded the {os.cpu_count()} cores: the pool's "
+            f"{min(torchpool.available_cpus(), 8)} threads found no free core, which costs a pool more than a "
+            "one-process DummyVecEnv (HalfCheetah above all: `benchmarks/mujoco_tasks.py` measured torchpool at 3x "
+            "SyncVectorEnv on this VM when idle).")
 
 
 def print_table(results: dict, args) -> None:
