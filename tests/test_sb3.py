@@ -39,6 +39,7 @@ from stable_baselines3.common.vec_env import (  # noqa: E402
     VecVideoRecorder,
 )
 
+import torchpool  # noqa: E402
 from torchpool.sb3 import PoolVecEnv, make_vec_env  # noqa: E402
 
 NUM_ENVS = 4
@@ -263,6 +264,19 @@ def test_get_attr_serves_what_a_pool_has_and_names_the_rest():
         envs.close()
 
 
+def test_from_pool_wraps_a_sync_same_step_pool_only():
+    envs = PoolVecEnv.from_pool(torchpool.make("CartPole-v1", num_envs=2, seed=3), monitor=False)
+    try:
+        assert envs.reset().shape == (2, 4) and envs.env_is_wrapped(Monitor) == [False, False]
+    finally:
+        envs.close()
+    assert envs.pool.closed, "closing the VecEnv closes the pool it wraps"
+    for kwargs in ({"autoreset": "next_step"}, {"batch_size": 1}):
+        with torchpool.make("CartPole-v1", num_envs=2, **kwargs) as pool:
+            with pytest.raises(ValueError, match="sync pool with autoreset='same_step'"):
+                PoolVecEnv.from_pool(pool)
+
+
 def test_env_kwargs_reach_the_env_as_with_sb3s_make_vec_env():
     envs = make_vec_env("Pendulum-v1", n_envs=2, env_kwargs={"g": 5.0})
     try:
@@ -390,6 +404,22 @@ def test_vec_normalize_takes_it():
         assert np.all(np.abs(terminal) <= envs.clip_obs), "VecNormalize normalizes terminal_observation too"
     finally:
         envs.close()
+
+
+def test_vec_normalize_statistics_save_and_load_onto_a_new_pool(tmp_path):
+    envs = VecNormalize(make_vec_env("Pendulum-v1", n_envs=2))
+    fresh = make_vec_env("Pendulum-v1", n_envs=2, seed=7)
+    try:
+        envs.reset()
+        _step_randomly(envs, 50)
+        envs.save(str(tmp_path / "vecnormalize.pkl"))  # as the RL Zoo saves it next to the model
+        loaded = VecNormalize.load(str(tmp_path / "vecnormalize.pkl"), fresh)
+        assert loaded.venv is fresh and np.array_equal(loaded.obs_rms.mean, envs.obs_rms.mean)
+        obs = loaded.reset()
+        assert np.allclose(obs, loaded.normalize_obs(loaded.get_original_obs()))
+    finally:
+        envs.close()
+        fresh.close()
 
 
 def test_vec_frame_stack_takes_it():
