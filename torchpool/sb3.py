@@ -22,8 +22,8 @@ returns (one ``Pool.step`` replaces its Python loop over envs):
   seconds since the VecEnv was made. ``monitor=False`` leaves it out.
   ``env_is_wrapped(Monitor)`` says ``True`` exactly when it is there, so
   ``evaluate_policy`` counts whole episodes from it.
-  For Atari it is the whole game's unclipped return (NOTE [Atari games in
-  Monitor's info]).
+  For Atari it is the whole game's unclipped return ("Atari games in
+  Monitor's info", below).
 * The family's extras (MuJoCo's ``x_velocity``..., Atari's ``lives``) are per-env
   info values of the step, as the Gymnasium envs put them in their ``info``.
 * ``reset()`` returns the observations only; ``reset_infos[i]`` holds env
@@ -74,7 +74,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 from .pool import Pool
 from .pool import make as _make_pool
 
-# NOTE [Atari games in Monitor's info]
+# Atari games in Monitor's info.
 # SB3's make_atari_env puts Monitor below AtariWrapper's EpisodicLifeEnv and
 # ClipRewardEnv, so SB3 logs (ep_rew_mean) and evaluate_policy see whole games
 # and unclipped scores, whatever those wrappers do. A torchpool Atari pool
@@ -179,7 +179,7 @@ class PoolVecEnv(VecEnv):
         self.env_id = pool.env_id
         self.monitor = monitor
         self._extra_keys = pool.extra_keys
-        # Atari: Monitor's episode is the whole game, unclipped (NOTE [Atari games in Monitor's info]).
+        # Atari: Monitor's episode is the whole game, unclipped ("Atari games in Monitor's info", above).
         self._games = {"game_over", "raw_reward"} <= set(self._extra_keys)
         self._game_returns = np.zeros(pool.num_envs, dtype=np.float64)
         self._game_lengths = np.zeros(pool.num_envs, dtype=np.int64)
