@@ -28,7 +28,6 @@ import numpy as np
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
-from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
 
 import torchpool.sb3
@@ -39,6 +38,11 @@ SYSTEMS = ("torchpool", "DummyVecEnv", "SubprocVecEnv")
 STEP_TASKS = ("CartPole-v1", "HalfCheetah-v5")
 # RL Zoo's CartPole-v1 PPO (rl_zoo3 2.9.2 hyperparams/ppo.yml; lin_x: linear from x to 0), n_envs 8.
 ZOO_PPO = {"n_steps": 32, "batch_size": 256, "gae_lambda": 0.8, "gamma": 0.98, "n_epochs": 20, "ent_coef": 0.0}
+
+
+def linear(initial: float):
+    """RL Zoo's ``lin_<initial>``: ``initial`` times the progress remaining (1 -> 0)."""
+    return lambda progress_remaining: progress_remaining * initial
 
 
 def make_envs(system: str, env_id: str, num_envs: int, seed: int = 0) -> VecEnv:
@@ -65,8 +69,8 @@ def ppo_rate(system: str, num_envs: int, timesteps: int, seed: int) -> float:
     """Frames per second of PPO.learn(timesteps) on CartPole-v1 (model and envs made outside the timing)."""
     envs = make_envs(system, "CartPole-v1", num_envs, seed=seed)
     try:
-        model = PPO("MlpPolicy", envs, seed=seed, device="cpu", learning_rate=LinearSchedule(1e-3, 0.0, 1.0),
-                    clip_range=LinearSchedule(0.2, 0.0, 1.0), **ZOO_PPO)
+        model = PPO("MlpPolicy", envs, seed=seed, device="cpu", learning_rate=linear(1e-3),
+                    clip_range=linear(0.2), **ZOO_PPO)
         start = time.perf_counter()
         model.learn(timesteps)
         return model.num_timesteps / (time.perf_counter() - start)

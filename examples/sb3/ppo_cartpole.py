@@ -18,7 +18,6 @@ from dataclasses import dataclass
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.evaluation import evaluate_policy
-from stable_baselines3.common.utils import LinearSchedule
 
 import torchpool.sb3
 
@@ -51,6 +50,11 @@ class Args:
     """seeds SB3 and the envs (env i gets seed + i)"""
 
 
+def linear(initial: float):
+    """RL Zoo's ``lin_<initial>`` schedule: ``initial`` decayed linearly to 0 (SB3 passes the progress remaining)."""
+    return lambda progress_remaining: progress_remaining * initial
+
+
 def parse_args() -> Args:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in dataclasses.fields(Args):
@@ -66,8 +70,8 @@ if __name__ == "__main__":
     envs = torchpool.sb3.make_vec_env(args.env_id, n_envs=args.n_envs, seed=args.seed)
     model = PPO("MlpPolicy", envs, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
                 gamma=args.gamma, gae_lambda=args.gae_lambda, ent_coef=0.0,
-                learning_rate=LinearSchedule(args.learning_rate, 0.0, 1.0),
-                clip_range=LinearSchedule(args.clip_range, 0.0, 1.0), seed=args.seed, device="cpu")
+                learning_rate=linear(args.learning_rate),
+                clip_range=linear(args.clip_range), seed=args.seed, device="cpu")
     start = time.perf_counter()
     model.learn(args.total_timesteps)
     seconds = time.perf_counter() - start
