@@ -15,8 +15,8 @@ kwargs()``). The id then works wherever a built-in id does.
 The build: the compiler in ``CXX`` or the system's ``c++``, the built-in
 modules' flags, the headers in ``include_dir()`` and Python's. It is cached
 under ``$TORCHPOOL_CACHE_DIR`` (default ``~/.cache/torchpool/cpp_envs``), keyed
-by the header's content, every installed torchpool header, torchpool's
-version, the compiler's ``--version`` and the flags, so a second process loads
+by the header's content, every installed torchpool header, the module's
+source template, torchpool's version, the compiler's ``--version`` and the flags, so a second process loads
 it without compiling and an edited header builds anew. A lock file per key
 lets concurrent builders of the same header wait for one build, which is
 renamed into place only once complete.
@@ -132,7 +132,7 @@ def _key(path: Path, env_class: str, compiler: list[str]) -> str:
         digest.update(included.name.encode() + included.read_bytes())
     identity = subprocess.run([*compiler, "--version"], capture_output=True, text=True).stdout
     for part in (env_class, _VERSION, identity, " ".join(FLAGS), sysconfig.get_config_var("EXT_SUFFIX"),
-                 str(path)):
+                 str(path), _MODULE_SOURCE):
         digest.update(part.encode())
     return digest.hexdigest()[:24]
 
@@ -236,6 +236,9 @@ PyMODINIT_FUNC PyInit_{name}() {{
   PyDict_SetItemString(kwargs, {family}, declared);
   Py_DECREF(declared);
   PyModule_AddObject(module, "kwargs", kwargs);
+  PyObject* families = PyList_New(1);
+  PyList_SetItem(families, 0, PyUnicode_FromString({family}));
+  PyModule_AddObject(module, "families", families);
   PyModule_AddObject(module, "family_plugin", PyCapsule_New(plugin, torchpool::kPluginCapsule, nullptr));
   PyModule_AddObject(module, "abi", PyUnicode_FromString(plugin->abi.describe().c_str()));
   return module;

@@ -117,7 +117,7 @@ struct ObservationSpec {
   std::vector<int64_t> shape;
   Dtype dtype;                    // the pool's output dtype (obs_dtype applied to continuous fields)
   std::vector<double> low, high;  // one per element, or empty for unbounded
-  std::string name;               // "" for a family's one unnamed observation
+  std::string name = {};          // "" for a family's one unnamed observation
 
   size_t row_bytes() const {
     size_t count = 1;
