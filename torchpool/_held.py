@@ -59,8 +59,8 @@ class HeldWatch:
     caller holds no other reference to it or its leaves.
     """
 
-    __slots__ = ("tensordict", "_leaves", "_anchors", "_storages", "_addresses", "_baselines", "_count",
-                 "_leaf_counts", "_storage_counts")
+    __slots__ = ("tensordict", "_leaves", "_anchors", "_storages", "_addresses", "_count", "_leaf_counts",
+                 "_storage_counts")
 
     def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor] | None = None):
         """``anchors``: one tensor per storage to watch (e.g. the byte buffer all
@@ -73,11 +73,10 @@ class HeldWatch:
         # so the addresses stay valid.
         self._storages = tuple(anchor.untyped_storage()._cdata for anchor in self._anchors)
         self._addresses = self._memory()
-        self._baselines = None
+        self._count = None  # no baseline yet: held() is True (never reused) until arm()
 
     def arm(self) -> HeldWatch:
         """Takes the reference-count baselines: call once the caller's temporaries are gone."""
-        self._baselines = True
         self._count = sys.getrefcount(self.tensordict)
         self._leaf_counts = self._leaf_uses()
         # Without torch's use count no view can be seen: a baseline nothing equals keeps it held.
@@ -85,9 +84,10 @@ class HeldWatch:
         return self
 
     def held(self) -> bool:
-        """Whether anyone but the watch references the TensorDict, a leaf or a view of its memory."""
-        if self._baselines is None:
-            raise RuntimeError("HeldWatch.held() before arm()")
+        """Whether anyone but the watch references the TensorDict, a leaf or a view of its memory.
+
+        True before ``arm()``: with no baseline nothing can be ruled out.
+        """
         return (sys.getrefcount(self.tensordict) != self._count
                 or self._storage_uses() != self._storage_counts
                 or self._leaf_uses() != self._leaf_counts)
