@@ -8,12 +8,18 @@ interleaved rounds (the systems' order rotates each round):
   ``DummyVecEnv`` (Python loop over Monitor-wrapped Gymnasium envs, the
   default) and with ``SubprocVecEnv`` (one process per env), for
   CartPole-v1 and HalfCheetah-v5, random actions made before the timed loop;
-* SB3 PPO ``learn()`` frames/s on CartPole-v1 with each, with RL Zoo's tuned
-  CartPole-v1 hyper-parameters (its updates included: what a user sees).
+* SB3 PPO ``learn()`` steps/s with each, with RL Zoo's tuned hyper-parameters
+  (its updates included: what a user sees), and the share of that time spent
+  in the VecEnv's step (``--ppo-tasks``): CartPole-v1 (MlpPolicy),
+  HalfCheetah-v5 (MlpPolicy, VecNormalize) and Pong-v5 (CnnPolicy; SB3's
+  side is ``make_atari_env`` + ``VecFrameStack(4)``, torchpool's the same
+  preprocessing inside the env: 84x84 grey, max-pooled frame skip 4, 30
+  no-ops, fire reset, ``stack_num=4``, ``episodic_life``, ``reward_clip``).
 
-No frame skip in these tasks: frames/s = steps/s.
+frames/s = steps/s but for Pong, whose agent step is 4 emulator frames.
 
     python benchmarks/sb3.py --record
+    python benchmarks/sb3.py --ppo-tasks CartPole-v1          # the quick one
 """
 
 from __future__ import annotations
@@ -22,13 +28,25 @@ import argparse
 import os
 import statistics
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from stable_baselines3 import PPO
+from stable_baselines3.common.env_util import make_atari_env
 from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+from stable_baselines3.common.vec_env import (
+    DummyVecEnv,
+    SubprocVecEnv,
+    VecEnv,
+    VecEnvWrapper,
+    VecFrameStack,
+    VecNormalize,
+    VecTransposeImage,
+)
 
 import torchpool.sb3
 from torchpool import bench
@@ -36,19 +54,89 @@ from torchpool import bench
 HERE = Path(__file__).resolve().parent
 SYSTEMS = ("torchpool", "DummyVecEnv", "SubprocVecEnv")
 STEP_TASKS = ("CartPole-v1", "HalfCheetah-v5")
-# RL Zoo's CartPole-v1 PPO (rl_zoo3 2.9.2 hyperparams/ppo.yml; lin_x: linear from x to 0), n_envs 8.
-ZOO_PPO = {"n_steps": 32, "batch_size": 256, "gae_lambda": 0.8, "gamma": 0.98, "n_epochs": 20, "ent_coef": 0.0}
 
 
-def linear(initial: float):
+def linear(initial: float) -> Callable[[float], float]:
     """RL Zoo's ``lin_<initial>``: ``initial`` times the progress remaining (1 -> 0)."""
     return lambda progress_remaining: progress_remaining * initial
 
 
+@dataclass(frozen=True)
+class PpoTask:
+    """One PPO ``learn()`` measurement: RL Zoo's hyper-parameters (rl_zoo3 2.9.2 hyperparams/ppo.yml) for a task."""
+    env_id: str
+    """the torchpool id (SB3's side: the same Gymnasium id, or ``sb3_atari_id`` for Atari)"""
+    policy: str
+    hyperparameters: Callable[[], dict[str, Any]]
+    """PPO's keyword arguments (a function: the schedules are closures)"""
+    timesteps: int
+    """agent steps timed per round, after one untimed rollout and update"""
+    zoo: str
+    """the settings, as RESULTS.md words them"""
+    normalize_gamma: float | None = None
+    """wrap in VecNormalize(gamma=...) as the Zoo's ``normalize: true`` does, or not"""
+    frame_skip: int = 1
+    sb3_atari_id: str | None = None
+    torchpool_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+PPO_TASKS = {task.env_id: task for task in (
+    PpoTask("CartPole-v1", "MlpPolicy", lambda: dict(
+        n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
+        learning_rate=linear(1e-3), clip_range=linear(0.2)),
+        timesteps=16384, zoo="RL Zoo's CartPole-v1 (n_steps 32, batch 256, 20 epochs, lin_0.001 learning rate, "
+                             "lin_0.2 clip; 64x64 MLP)"),
+    PpoTask("HalfCheetah-v5", "MlpPolicy", lambda: dict(
+        n_steps=512, batch_size=64, gamma=0.98, learning_rate=2.0633e-05, ent_coef=0.000401762, clip_range=0.1,
+        n_epochs=20, gae_lambda=0.92, max_grad_norm=0.8, vf_coef=0.58096,
+        policy_kwargs=dict(log_std_init=-2, ortho_init=False, activation_fn=torch.nn.ReLU,
+                           net_arch=dict(pi=[256, 256], vf=[256, 256]))),
+        timesteps=8192, normalize_gamma=0.98,
+        zoo="RL Zoo's HalfCheetah-v4 (n_steps 512, batch 64, 20 epochs, 256x256 ReLU MLPs, VecNormalize) but "
+            "8 envs, not 1"),
+    PpoTask("Pong-v5", "CnnPolicy", lambda: dict(
+        n_steps=128, n_epochs=4, batch_size=256, learning_rate=linear(2.5e-4), clip_range=linear(0.1),
+        vf_coef=0.5, ent_coef=0.01),
+        timesteps=1024, frame_skip=4, sb3_atari_id="ale_py:PongNoFrameskip-v4",  # "ale_py:" registers it
+        torchpool_kwargs=dict(episodic_life=True, reward_clip=True),
+        zoo="RL Zoo's atari (8 envs, n_steps 128, batch 256, 4 epochs, lin_2.5e-4 learning rate, lin_0.1 clip; "
+            "Nature CNN)"),
+)}
+
+
+class StepTimer(VecEnvWrapper):
+    """Adds up the seconds spent in the wrapped VecEnv's step_async and step_wait: the env's share of learn()."""
+
+    def __init__(self, venv: VecEnv):
+        super().__init__(venv)
+        self.seconds = 0.0
+
+    def reset(self):
+        return self.venv.reset()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        start = time.perf_counter()
+        self.venv.step_async(actions)
+        self.seconds += time.perf_counter() - start
+
+    def step_wait(self):
+        start = time.perf_counter()
+        result = self.venv.step_wait()
+        self.seconds += time.perf_counter() - start
+        return result
+
+
 def make_envs(system: str, env_id: str, num_envs: int, seed: int = 0) -> VecEnv:
+    """``num_envs`` envs of ``env_id`` on ``system``; for Atari, frames stacked and channel-first on every system."""
+    task = PPO_TASKS.get(env_id)
     if system == "torchpool":
-        return torchpool.sb3.make_vec_env(env_id, n_envs=num_envs, seed=seed)
+        kwargs = task.torchpool_kwargs if task else {}
+        return torchpool.sb3.make_vec_env(env_id, n_envs=num_envs, seed=seed, **kwargs)
     vec_env_cls = DummyVecEnv if system == "DummyVecEnv" else SubprocVecEnv
+    if task and task.sb3_atari_id:
+        envs = make_atari_env(task.sb3_atari_id, n_envs=num_envs, seed=seed, vec_env_cls=vec_env_cls)
+        # VecTransposeImage here rather than inside PPO, so that the timer counts it as env time.
+        return VecTransposeImage(VecFrameStack(envs, n_stack=4))
     return sb3_make_vec_env(env_id, n_envs=num_envs, seed=seed, vec_env_cls=vec_env_cls)
 
 
@@ -65,17 +153,24 @@ def step_rate(envs: VecEnv, actions: list[np.ndarray], seconds: float) -> float:
             return calls * envs.num_envs / elapsed
 
 
-def ppo_rate(system: str, num_envs: int, timesteps: int, seed: int) -> float:
-    """Frames per second of PPO.learn(timesteps) on CartPole-v1 (model and envs made outside the timing)."""
-    envs = make_envs(system, "CartPole-v1", num_envs, seed=seed)
-    try:
-        model = PPO("MlpPolicy", envs, seed=seed, device="cpu", learning_rate=linear(1e-3),
-                    clip_range=linear(0.2), **ZOO_PPO)
-        start = time.perf_counter()
-        model.learn(timesteps)
-        return model.num_timesteps / (time.perf_counter() - start)
-    finally:
-        envs.close()
+def warm_ppo(system: str, task: PpoTask, num_envs: int, seed: int) -> tuple[PPO, StepTimer]:
+    """A PPO model on ``system``'s envs, after one untimed rollout and update; its env behind a ``StepTimer``."""
+    envs = make_envs(system, task.env_id, num_envs, seed=seed)
+    if task.normalize_gamma is not None:
+        envs = VecNormalize(envs, gamma=task.normalize_gamma)
+    timer = StepTimer(envs)
+    model = PPO(task.policy, timer, seed=seed, device="cpu", **task.hyperparameters())
+    model.learn(model.n_steps * num_envs)
+    return model, timer
+
+
+def ppo_rate(model: PPO, timer: StepTimer, timesteps: int) -> tuple[float, float]:
+    """Agent steps per second of ``learn(timesteps)`` continuing ``model``, and the share of it in the VecEnv's step."""
+    timer.seconds, before = 0.0, model.num_timesteps
+    start = time.perf_counter()
+    model.learn(timesteps, reset_num_timesteps=False)
+    elapsed = time.perf_counter() - start
+    return (model.num_timesteps - before) / elapsed, timer.seconds / elapsed
 
 
 def main() -> None:
@@ -83,12 +178,15 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per raw-step measurement")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-    parser.add_argument("--ppo-timesteps", type=int, default=16384, help="PPO timesteps per measurement")
+    parser.add_argument("--ppo-tasks", default=",".join(PPO_TASKS),
+                        help=f"comma-separated PPO learn() tasks among {', '.join(PPO_TASKS)} (default all)")
     parser.add_argument("--record", action="store_true", help="write the RESULTS.md section and sb3.png")
     args = parser.parse_args()
-    torch.set_num_threads(1)  # PPO's 64-unit MLP: a second thread only contends with the envs
+    args.ppo_tasks = [PPO_TASKS[name] for name in args.ppo_tasks.split(",")]
+    torch.set_num_threads(1)  # small networks: a second thread only contends with the envs
     n = args.num_envs
     load_before = os.getloadavg()[0]
+    start = time.perf_counter()
 
     steps: dict[tuple[str, str], list[float]] = {}
     for env_id in STEP_TASKS:
@@ -106,14 +204,22 @@ def main() -> None:
         for envs in systems.values():
             envs.close()
 
-    ppo: dict[str, list[float]] = {}
-    for r in range(args.rounds):
-        for system in SYSTEMS[r % 3:] + SYSTEMS[:r % 3]:
-            rate = ppo_rate(system, n, args.ppo_timesteps, seed=r)
-            ppo.setdefault(system, []).append(rate)
-            print(f"PPO CartPole-v1 round {r}  {system:14s} {rate:10,.0f} frames/s", flush=True)
+    ppo: dict[tuple[str, str], list[float]] = {}
+    env_share: dict[tuple[str, str], list[float]] = {}
+    for task in args.ppo_tasks:
+        models = {system: warm_ppo(system, task, n, seed=0) for system in SYSTEMS}
+        for r in range(args.rounds):
+            for system in SYSTEMS[r % 3:] + SYSTEMS[:r % 3]:
+                rate, share = ppo_rate(*models[system], task.timesteps)
+                ppo.setdefault((task.env_id, system), []).append(rate)
+                env_share.setdefault((task.env_id, system), []).append(share)
+                print(f"PPO {task.env_id:15s} round {r}  {system:14s} {rate:10,.0f} steps/s, "
+                      f"{share:4.0%} in VecEnv.step", flush=True)
+        for _, timer in models.values():
+            timer.close()
 
-    results = {"steps": steps, "ppo": ppo, "load": (load_before, os.getloadavg()[0])}
+    results = {"steps": steps, "ppo": ppo, "env_share": env_share, "load": (load_before, os.getloadavg()[0]),
+               "minutes": (time.perf_counter() - start) / 60}
     print_table(results, args)
     if args.record:
         record(results, args)
@@ -129,8 +235,12 @@ def cell(values: list[float]) -> str:
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
-def table_lines(results: dict) -> list[str]:
-    steps, ppo = results["steps"], results["ppo"]
+def share_cell(values: list[float]) -> str:
+    return f"{statistics.median(values):.0%} ({min(values):.0%}-{max(values):.0%})"
+
+
+def table_lines(results: dict, args) -> list[str]:
+    steps, ppo, env_share = results["steps"], results["ppo"], results["env_share"]
     lines = ["| measurement | torchpool | DummyVecEnv | SubprocVecEnv | torchpool / Dummy | torchpool / Subproc |",
              "|---|---:|---:|---:|---:|---:|"]
     for env_id in STEP_TASKS:
@@ -139,23 +249,31 @@ def table_lines(results: dict) -> list[str]:
                      + " | ".join(cell(row[s]) for s in SYSTEMS)
                      + f" | {ratios(row, 'torchpool', 'DummyVecEnv'):.1f}x"
                      + f" | {ratios(row, 'torchpool', 'SubprocVecEnv'):.1f}x |")
-    lines.append("| PPO `learn()`, CartPole-v1, RL Zoo hyper-parameters (frames/s) | "
-                 + " | ".join(cell(ppo[s]) for s in SYSTEMS)
-                 + f" | {ratios(ppo, 'torchpool', 'DummyVecEnv'):.2f}x"
-                 + f" | {ratios(ppo, 'torchpool', 'SubprocVecEnv'):.2f}x |")
+    for task in args.ppo_tasks:
+        row = {system: ppo[(task.env_id, system)] for system in SYSTEMS}
+        unit = "steps/s = frames/s" if task.frame_skip == 1 else f"steps/s; frames/s = {task.frame_skip}x"
+        lines.append(f"| PPO `learn()`, {task.env_id}, {task.policy} ({unit}) | "
+                     + " | ".join(cell(row[s]) for s in SYSTEMS)
+                     + f" | {ratios(row, 'torchpool', 'DummyVecEnv'):.2f}x"
+                     + f" | {ratios(row, 'torchpool', 'SubprocVecEnv'):.2f}x |")
+        lines.append("| &nbsp;&nbsp;share of that learn() in `VecEnv.step` | "
+                     + " | ".join(share_cell(env_share[(task.env_id, s)]) for s in SYSTEMS) + " | | |")
     return lines
 
 
-def reading(results: dict) -> str:
-    """What share of PPO's time DummyVecEnv's stepping can be, from the medians."""
-    steps, ppo = results["steps"], results["ppo"]
-    share = statistics.median(ppo["DummyVecEnv"]) / statistics.median(steps[("CartPole-v1", "DummyVecEnv")])
-    return (f"Reading: at these hyper-parameters (20 epochs of updates per 256 frames) PPO learns at "
-            f"{statistics.median(ppo['DummyVecEnv']):,.0f} frames/s on DummyVecEnv, whose stepping alone runs at "
-            f"{statistics.median(steps[('CartPole-v1', 'DummyVecEnv')]):,.0f} steps/s: stepping is about "
-            f"{share:.0%} of learn()'s time, so no VecEnv can make it much faster; SB3's per-step Python "
-            "(policy call, buffer adds) and the updates dominate. The raw rates show what a loop with less "
-            "per-step work gets." + busy(results))
+def reading(results: dict, args) -> str:
+    """What the PPO rows say: how much of learn() the VecEnv is, so how much a faster one can give."""
+    ppo, env_share = results["ppo"], results["env_share"]
+    parts = []
+    for task in args.ppo_tasks:
+        share = {s: statistics.median(env_share[(task.env_id, s)]) for s in SYSTEMS}
+        parts.append(f"{task.env_id}: stepping is {share['DummyVecEnv']:.0%} of learn() on DummyVecEnv, "
+                     f"{share['SubprocVecEnv']:.0%} on SubprocVecEnv and {share['torchpool']:.0%} on torchpool "
+                     f"(learn() {ratios({s: ppo[(task.env_id, s)] for s in SYSTEMS}, 'torchpool', 'DummyVecEnv'):.2f}x"
+                     " DummyVecEnv's rate)")
+    return ("Reading: a VecEnv can speed learn() up by at most the share of it spent stepping; " + "; ".join(parts)
+            + ". The rest is SB3's per-step Python (policy call, buffer adds) and the updates. The raw rates show "
+            "what a loop with less per-step work gets." + busy(results))
 
 
 def busy(results: dict) -> str:
@@ -169,9 +287,21 @@ def busy(results: dict) -> str:
 
 
 def print_table(results: dict, args) -> None:
-    print(f"\nmedians of {args.rounds} rounds, {args.num_envs} envs; ratios: medians of per-round ratios")
-    print("\n".join(table_lines(results)))
-    print(reading(results))
+    print(f"\nmedians of {args.rounds} rounds, {args.num_envs} envs; ratios: medians of per-round ratios; "
+          f"{results['minutes']:.1f} min in all")
+    print("\n".join(table_lines(results, args)))
+    print(reading(results, args))
+
+
+SCORES = ("<!-- sb3-scores:begin -->", "<!-- sb3-scores:end -->")
+
+
+def kept_scores() -> list[str]:
+    """The section's block of training runs to the Zoo's scores (``examples/sb3``, written by hand), kept by a rerun."""
+    text = (HERE / "RESULTS.md").read_text() if (HERE / "RESULTS.md").exists() else ""
+    if SCORES[0] not in text or SCORES[1] not in text:
+        return []
+    return ["", text[text.index(SCORES[0]):text.index(SCORES[1]) + len(SCORES[1])]]
 
 
 def record(results: dict, args) -> None:
@@ -180,12 +310,14 @@ def record(results: dict, args) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    info = bench.machine(("stable_baselines3", "gymnasium", "mujoco"))
+    info = bench.machine(("stable_baselines3", "gymnasium", "mujoco", "ale_py"))
     threads = torchpool.available_cpus()
+    ppo_settings = "; ".join(f"{task.env_id} {task.policy}: {task.zoo}, {task.timesteps} agent steps timed per round"
+                             for task in args.ppo_tasks)
     section = [
         "<!-- sb3:begin -->",
         "## Stable-Baselines3: VecEnv steps/s and PPO frames/s (`benchmarks/sb3.py`)", "",
-        f"- Recorded: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- Recorded: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({results['minutes']:.1f} min in all)",
         f"- Machine: {info['cpu']}, {info['cores']} cores (shared with other work: 1-minute load average "
         f"{results['load'][0]:.1f} before, {results['load'][1]:.1f} after), {info['ram']} RAM, "
         f"{info['os']}; {info['versions']}",
@@ -193,30 +325,40 @@ def record(results: dict, args) -> None:
         f"num_envs = {args.num_envs}, num_threads {min(threads, args.num_envs)} by default, float32 observations); "
         "SB3's `make_vec_env` with `DummyVecEnv` (default) or `SubprocVecEnv` (forkserver, one process per env), "
         "Monitor-wrapped Gymnasium envs. Raw steps: random actions drawn before the timed loop, "
-        f"{args.seconds:g} s per measurement after 20 warm-up calls. PPO: RL Zoo's CartPole-v1 "
-        f"hyper-parameters (n_steps 32, batch 256, 20 epochs, lin_0.001 learning rate, lin_0.2 clip), "
-        f"{args.ppo_timesteps} timesteps per measurement (updates included), a fresh model and VecEnv each, "
-        "torch 1 thread, CPU. No frame skip: frames/s = steps/s.",
+        f"{args.seconds:g} s per measurement after 20 warm-up calls.",
+        f"- PPO: one model and VecEnv per system (seed 0), warmed by one untimed rollout and update, then "
+        f"`learn(budget, reset_num_timesteps=False)` timed each round (updates included); torch 1 thread, CPU. "
+        f"{ppo_settings}. Pong: torchpool's `Pong-v5` with `episodic_life=True, reward_clip=True` (84x84 grey, "
+        "frame skip 4 max-pooled, 30 no-ops, fire reset and `stack_num=4` by default) against SB3's "
+        "`make_atari_env('PongNoFrameskip-v4')` (AtariWrapper: the same) + `VecFrameStack(4)` + `VecTransposeImage`. "
+        "Share in `VecEnv.step`: seconds inside the VecEnv's `step_async` + `step_wait` (VecNormalize, frame "
+        "stacking and transposing included) over learn()'s.",
         f"- {args.rounds} interleaved rounds (the systems' order rotates); medians, and medians of the per-round "
-        "ratios.", "",
-        *table_lines(results), "",
-        "Cells: median (range of the rounds). " + reading(results), "",
+        "ratios. No frame skip but for Pong: frames/s = steps/s.", "",
+        *table_lines(results, args), "",
+        "Cells: median (range of the rounds). " + reading(results, args), "",
         "![SB3 on torchpool](sb3.png)",
+        *kept_scores(),
         "<!-- sb3:end -->",
     ]
     bench.write_section(HERE / "RESULTS.md", "\n".join(section), "<!-- sb3:begin -->", "<!-- sb3:end -->")
 
-    steps, ppo = results["steps"], results["ppo"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    steps, ppo, env_share = results["steps"], results["ppo"], results["env_share"]
+    tasks = [task.env_id for task in args.ppo_tasks]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     bench.grouped_bars(axes[0], list(STEP_TASKS),
                        {s: [statistics.median(steps[(e, s)]) for e in STEP_TASKS] for s in SYSTEMS})
     axes[0].set_yscale("log")
     axes[0].set_ylabel("steps/s (log)")
     axes[0].set_title(f"VecEnv.step, {args.num_envs} envs")
-    axes[1].bar(list(SYSTEMS), [statistics.median(ppo[s]) for s in SYSTEMS], color=["C0", "C1", "C2"])
-    axes[1].set_ylabel("frames/s")
-    axes[1].set_title("PPO learn(), CartPole-v1, RL Zoo hyper-parameters")
-    axes[1].grid(axis="y", alpha=0.3)
+    bench.grouped_bars(axes[1], tasks, {s: [statistics.median(ppo[(e, s)]) for e in tasks] for s in SYSTEMS})
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("agent steps/s (log)")
+    axes[1].set_title("PPO learn(), RL Zoo hyper-parameters")
+    bench.grouped_bars(axes[2], tasks,
+                       {s: [100 * statistics.median(env_share[(e, s)]) for e in tasks] for s in SYSTEMS})
+    axes[2].set_ylabel("% of learn() in VecEnv.step")
+    axes[2].set_title("PPO learn(): the env's share of the time")
     fig.tight_layout()
     fig.savefig(HERE / "sb3.png", dpi=120)
     print("wrote RESULTS.md and sb3.png")

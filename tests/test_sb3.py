@@ -567,6 +567,39 @@ def test_ppo_with_rl_zoo_hyperparameters_solves_cartpole():
         evaluation.close()
 
 
+# RL Zoo's SAC Pendulum-v1 (rl_zoo3 2.9.2 hyperparams/sac.yml): SAC's defaults (one gradient step of batch 256 per
+# env step) but the learning rate, on SAC's default single env. The Zoo's benchmark.md scores it -156.995 +/- 88.714
+# (deterministic policy, 750 episodes).
+RL_ZOO_SAC_PENDULUM = {"n_envs": 1, "n_timesteps": 20_000, "learning_rate": 1e-3}
+RL_ZOO_SAC_PENDULUM_SCORE = -156.995
+
+
+@pytest.mark.slow  # about 4 min: 20,000 gradient steps of SAC's 256x256 MLPs, 84 steps/s on 2 busy cores
+def test_sac_with_rl_zoo_hyperparameters_reaches_the_zoos_pendulum_score():
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    zoo = dict(RL_ZOO_SAC_PENDULUM)
+    n_envs, timesteps = zoo.pop("n_envs"), zoo.pop("n_timesteps")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # batch 256 through 256x256 MLPs: a second thread gains little on a busy machine
+    envs = make_vec_env("Pendulum-v1", n_envs=n_envs, seed=0)
+    evaluation = make_vec_env("Pendulum-v1", n_envs=1, seed=10_000)
+    try:
+        model = SAC("MlpPolicy", envs, seed=0, device="cpu", **zoo)
+        model.learn(timesteps)
+        mean, std = evaluate_policy(model, evaluation, n_eval_episodes=10)
+        print(f"\nSAC, RL Zoo's Pendulum-v1 hyper-parameters: mean return {mean:.1f} +/- {std:.1f} over 10 episodes "
+              f"(RL Zoo's benchmark: {RL_ZOO_SAC_PENDULUM_SCORE})")
+        # -250: the Zoo's score less about three standard errors of a 10-episode mean (its std ~90 / sqrt(10)).
+        assert mean >= -250, (f"mean return {mean:.1f} +/- {std:.1f} over 10 episodes, far below RL Zoo's "
+                              f"{RL_ZOO_SAC_PENDULUM_SCORE}")
+    finally:
+        torch.set_num_threads(threads)
+        envs.close()
+        evaluation.close()
+
+
 def test_atari_monitor_info_is_the_whole_unclipped_game():
     pytest.importorskip("ale_py")
     envs = make_vec_env("Breakout-v5", n_envs=2, episodic_life=True, reward_clip=True)
