@@ -118,7 +118,7 @@ def _identity(batch):
 
 
 @pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork")
-def test_stream_runs_in_a_dataloader_worker():
+def test_stream_runs_in_a_forked_dataloader_worker():
     stream = torchpool.stream("CartPole-v1", lean_right, num_envs=4, frames_per_batch=64, total_frames=64 * 6,
                               seed=2)
     loader = torch.utils.data.DataLoader(stream, batch_size=None, num_workers=1, collate_fn=_identity,
