@@ -49,8 +49,8 @@ class Args:
     """entropy bonus (RL Zoo: 0.01)"""
     log_every: int = 20
     """rollouts between progress lines"""
-    threads: int = 0
-    """torch threads (0: torch's default)"""
+    threads: int = 1
+    """torch threads (0: torch's default; on 2 busy cores that ran 2x slower, its threads contending with the pool's)"""
     seed: int = 0
     """seeds SB3 and the envs (env i gets seed + i)"""
 
