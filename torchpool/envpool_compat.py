@@ -62,6 +62,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
+from ._workers.process_pool import is_process_env
 from .pool import FIXED_KEYS, Pool
 from .pool import make as _make_pool
 from .specs import BoxSpec, DictSpec, DiscreteSpec
@@ -101,10 +102,11 @@ def make(
         raise ValueError(f"env_type should be one of 'gym' or 'gymnasium', got {env_type!r}")
     if max_num_players != 1:
         raise ValueError(f"torchpool envs are single-player; max_num_players must be 1, got {max_num_players}")
+    if not is_process_env(task_id):  # threads are for torchpool's C++ envs; Python envs run in processes
+        task_kwargs.update(num_threads=num_threads or None, thread_affinity_offset=thread_affinity_offset)
     pool = _make_pool(
-        task_id, num_envs=num_envs, batch_size=batch_size or None, num_threads=num_threads or None,
-        seed=seed, autoreset="next_step", max_episode_steps=max_episode_steps,
-        thread_affinity_offset=thread_affinity_offset, **task_kwargs)
+        task_id, num_envs=num_envs, batch_size=batch_size or None, seed=seed, autoreset="next_step",
+        max_episode_steps=max_episode_steps, **task_kwargs)
     return EnvPool(pool, env_type, gym_reset_return_info or env_type == "gymnasium", seed)
 
 

@@ -191,6 +191,15 @@ class Pool:
             raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
 
         self.env_id = env_id
+        self.task_kwargs = kwargs
+        self._open(_family_modules.plugin(entry.family), entry.family, kwargs, num_envs, batch_size, num_threads,
+                   seed, autoreset, obs_dtype, max_episode_steps, thread_affinity_offset, spin_polls, pin_memory,
+                   _schedule_off)
+
+    def _open(self, plugin: Any, family: str, kwargs: dict, num_envs: int, batch_size: int, num_threads: int,
+              seed: int, autoreset: str, obs_dtype: torch.dtype, max_episode_steps: int,
+              thread_affinity_offset: int, spin_polls: int, pin_memory: bool | None, schedule_off: int) -> None:
+        """Makes the core of family ``family`` (from its module's ``plugin``) and the pool's buffers around it."""
         self.seed = seed
         self.num_envs = num_envs
         self.batch_size = batch_size
@@ -200,14 +209,12 @@ class Pool:
         # K blocks with K * batch_size > num_envs + batch_size: rows in flight
         # never reach the block being handed out (csrc/core/output_ring.h).
         num_blocks = num_envs // batch_size + 2
-        plugin = _family_modules.plugin(entry.family)  # the family's module, imported on first use
         self._core = _core.make(
-            plugin, entry.family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset, seed,
+            plugin, family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset, seed,
             _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
-            _schedule_off,  # benchmarks/schedule_ab.py switches modes off (csrc/core/schedule.h, ScheduleOff)
+            schedule_off,  # benchmarks/schedule_ab.py switches modes off (csrc/core/schedule.h, ScheduleOff)
         )
         spec = self._core.spec()
-        self.task_kwargs = kwargs
         self.max_episode_steps = int(spec["max_episode_steps"])
         self.observation_spec: BoxSpec | DictSpec = observation_spec(
             [dict(field, dtype=_DTYPES[field["dtype"]]) for field in spec["observation"]])
@@ -708,9 +715,27 @@ def _resolve_obs_dtype(entry: registry.EnvEntry, obs_dtype: torch.dtype | None) 
     return obs_dtype
 
 
-def make(env_id: str, num_envs: int = 8, batch_size: int | None = None, num_threads: int | None = None,
+def make(env_id: Any, num_envs: int = 8, batch_size: int | None = None, num_threads: int | None = None,
          seed: int | None = 0, autoreset: str = "same_step", obs_dtype: torch.dtype | None = None,
-         pin_memory: bool | None = None, **task_kwargs: Any) -> Pool:
-    """Makes a :class:`Pool`; see its docstring for every argument."""
+         pin_memory: bool | None = None, num_workers: int | None = None, env_kwargs: Sequence[dict] | None = None,
+         **task_kwargs: Any) -> Pool:
+    """Makes a :class:`Pool`; see its docstring for every argument.
+
+    ``env_id`` may also be a Python env: a callable returning a ``gymnasium.Env``,
+    a list of ``num_envs`` of them, or ``"gymnasium:<EnvId>"``. That makes a
+    ``ProcessPool`` (the same API) whose envs step in ``num_workers`` worker
+    processes; ``env_kwargs`` gives env ``i`` its own constructor kwargs.
+    """
+    from ._workers.process_pool import ProcessPool, is_process_env
+
+    if is_process_env(env_id):
+        if num_threads is not None or obs_dtype is not None:
+            raise ValueError("num_threads and obs_dtype apply to torchpool's C++ envs; a pool of Python envs "
+                             "takes num_workers (its processes) and keeps each observation's own dtype")
+        return ProcessPool(env_id, num_envs=num_envs, batch_size=batch_size, num_workers=num_workers, seed=seed,
+                           autoreset=autoreset, env_kwargs=env_kwargs, pin_memory=pin_memory, **task_kwargs)
+    if num_workers is not None or env_kwargs is not None:
+        raise ValueError(f"num_workers and env_kwargs apply to pools of Python envs (a callable or "
+                         f"'gymnasium:<EnvId>'); {env_id!r} is one of torchpool's C++ envs, stepped by threads")
     return Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, seed=seed,
                 autoreset=autoreset, obs_dtype=obs_dtype, pin_memory=pin_memory, **task_kwargs)

@@ -130,7 +130,18 @@ def lookup(env_id: str) -> EnvEntry:
                 "pip install 'torchpool[atari]'.")
     else:
         hint = _closest(env_id, list_envs())
+        if _gymnasium_knows(env_id):
+            hint += (f" Gymnasium has {env_id} as a Python env: torchpool.make('gymnasium:{env_id}', ...) steps it "
+                     "in worker processes.")
     raise ValueError(f"unknown env id {env_id!r}.{hint} torchpool.list_envs() lists all {len(list_envs())} ids.")
+
+
+def _gymnasium_knows(env_id: str) -> bool:
+    try:
+        import gymnasium
+    except ImportError:
+        return False
+    return env_id in gymnasium.registry
 
 
 def _check_type(env_id: str, name: str, value: Any, expected: type) -> Any:

@@ -51,9 +51,10 @@ from torch.utils.data import IterableDataset
 
 from . import registry
 from ._held import HeldWatch
+from ._workers.process_pool import is_process_env
 from .output_targets import OutputTargets
 from .policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
-from .pool import Pool, draw_seed
+from .pool import Pool, draw_seed, make
 from .prefetch import Prefetcher, policy_module, snapshot_policy
 from .rollout_batch import (
     as_records,
@@ -113,7 +114,7 @@ class RolloutStream(IterableDataset):
             raise ValueError(f"total_frames must be a positive int or None, got {total_frames!r}")
         if not callable(policy):
             raise TypeError(f"policy must be callable, got {type(policy).__name__}")
-        if not isinstance(env, Pool):  # an unknown id or kwarg is an error now, not at the first batch
+        if not isinstance(env, Pool) and not is_process_env(env):  # an unknown id or kwarg: an error now
             entry = registry.lookup(env)
             task_kwargs = {k: v for k, v in make_kwargs.items() if k not in registry.MAKE_ARGUMENTS}
             registry.resolve_kwargs(entry, task_kwargs, callers_arguments=_STREAM_ARGUMENTS)
@@ -186,17 +187,17 @@ class RolloutStream(IterableDataset):
         half = self.num_envs // 2
 
         def one_group() -> tuple[list[_Group], bool]:
-            return [_Group(Pool(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
+            return [_Group(make(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
 
         if self.split_envs is False or self.num_envs % 2 or (self.split_envs is None and not self._cuda):
             return one_group()
         # Env i of the stream is seeded with seed + i whichever group it is in.
-        first = Pool(self.env, num_envs=half, seed=seed, **kwargs)
+        first = make(self.env, num_envs=half, seed=seed, **kwargs)
         if self.split_envs is None and not first.steps_in_background():  # NOTE [Env groups]
             first.close()
             return one_group()
         try:
-            second = Pool(self.env, num_envs=half, seed=seed + half, **kwargs)
+            second = make(self.env, num_envs=half, seed=seed + half, **kwargs)
         except BaseException:
             first.close()
             raise

@@ -44,7 +44,7 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from .pool import Pool
+from .pool import Pool, make
 
 __all__ = ["TorchPoolEnv"]
 
@@ -102,7 +102,7 @@ class TorchPoolEnv(EnvBase):
         if _pool is None:
             _check_make_kwargs(num_envs, make_kwargs)
             pinned = device is not None and torch.device(device).type == "cuda"  # a pool that feeds a GPU pins
-            pool = Pool(env_id, num_envs=num_envs, **{"pin_memory": pinned, **make_kwargs})
+            pool = make(env_id, num_envs=num_envs, **{"pin_memory": pinned, **make_kwargs})
             self._constructor = (env_id, num_envs, device, dict(make_kwargs))
             self._copies = 0  # pickled copies made so far; NOTE [Seeds of copies]
         else:

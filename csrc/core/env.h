@@ -8,7 +8,7 @@
 //   };
 //   struct MyEnv {                       // mutable, one per env, touched by one thread at a time
 //     using Model = ...;
-//     explicit MyEnv(const Model&);
+//     explicit MyEnv(const Model&);     // or MyEnv(const Model&, size_t env_id)
 //     void reset(Rng&, StepOutput&);                          // writes the first observation
 //     StepResult step(const Action&, Rng&, StepOutput&);       // writes the next observation
 //     // optional, for a step that is a run of substeps (MuJoCo's frame_skip mj_steps):
@@ -144,6 +144,11 @@ class StepOutput {
     return reinterpret_cast<T*>(observations_[field]);
   }
 
+  // The raw bytes of observation field `field` and of extra `index`, for a
+  // family that copies rows it received whole (the process family).
+  uint8_t* observation_bytes(size_t field) { return observations_[field]; }
+  uint8_t* extra_bytes(size_t index) { return extras_[index]; }
+
   // The elements of one of the family's extra fields in this row; the handle
   // comes from extra_field() (spec.h), which checked its type.
   template <class T>
@@ -176,12 +181,31 @@ class StepOutput {
 template <class E>
 concept EnvConcept =
     requires { typename E::Model; } && std::constructible_from<typename E::Model, const Config&> &&
-    std::constructible_from<E, const typename E::Model&> &&
+    (std::constructible_from<E, const typename E::Model&> ||
+     std::constructible_from<E, const typename E::Model&, size_t>) &&
     requires(E& env, const typename E::Model& model, Rng& rng, StepOutput& out, const Action& action, Dtype dtype) {
       { model.spec(dtype) } -> std::convertible_to<EnvSpec>;
       env.reset(rng, out);
       { env.step(action, rng, out) } -> std::convertible_to<StepResult>;
     };
+
+// NOTE [Begun steps]. A family whose envs run elsewhere (the process family,
+// csrc/envs/process/: a Python env in a worker process) would spend a whole
+// step waiting in each step() if envs only started when a thread reached
+// them. With begin(), the core starts every env of a send() (or reset) at
+// once, in the caller's thread at push time, telling it whether run() will
+// reset it (resets) or step it with `action`; the thread that later runs the
+// env calls reset()/step() as always, which collect the result. An env that
+// was begun but not run (a call discarded by Ctrl-C) must cope with the
+// next begin() (the process family waits out the first). Optional, with two
+// companions a remote env needs: a constructor taking the env's id, and
+// reseed(seed), told every seed the env's Rng is given (seed + env_id at
+// construction, and reset(seed=...)'s).
+template <class Env>
+concept BeginsSteps = requires(Env& env, const Action& action) { env.begin(true, action); };
+
+template <class Env>
+concept ReseedsEnv = requires(Env& env, uint64_t seed) { env.reseed(seed); };
 
 // A family whose step is a run of substeps, begun one at a time with
 // advance() (NOTE [Split tail]).

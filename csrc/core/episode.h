@@ -172,8 +172,21 @@ struct EnvSlot {
   std::string failure;                  // the message, until the caller takes it
   std::vector<uint8_t> extras_scratch;  // same_step: the autoreset's extras land here
 
-  EnvSlot(const typename Env::Model& model, uint64_t seed, const EpisodeRules& rules)
-      : env(model), rng(seed), extras_scratch(rules.scratch_bytes()) {}
+  EnvSlot(const typename Env::Model& model, size_t env_id, uint64_t seed, const EpisodeRules& rules)
+      : env(make_env(model, env_id)), rng(seed), extras_scratch(rules.scratch_bytes()) {
+    if constexpr (ReseedsEnv<Env>) env.reseed(seed);
+  }
+
+  // NOTE [Begun steps] (env.h): the step or reset that run() will make of
+  // this action, begun now, as run() will decide it: the same reset-instead
+  // rule, the pending seed applied here rather than there.
+  void begin(bool step_requested, const Action& action, Autoreset autoreset) {
+    if constexpr (BeginsSteps<Env>) {
+      const bool resets = !step_requested || resets_on_step(autoreset);
+      if (resets && has_pending_seed) apply_pending_seed();
+      env.begin(resets, action);
+    }
+  }
 
   bool may_step(Autoreset autoreset) const {
     return started && !(autoreset == Autoreset::kDisabled && (failed || episode_over));
@@ -203,7 +216,7 @@ struct EnvSlot {
     StepOutput out = rules.output(row, row.extras.data());
     try {
       if (!step_requested || resets_on_step(rules.autoreset)) {
-        if (has_pending_seed) rng.reseed(pending_seed), has_pending_seed = false;
+        if (has_pending_seed) apply_pending_seed();
         env.reset(rng, out);
         started = true;
         failed = false;
@@ -286,6 +299,19 @@ struct EnvSlot {
   }
 
  private:
+  static Env make_env(const typename Env::Model& model, size_t env_id) {
+    if constexpr (std::constructible_from<Env, const typename Env::Model&, size_t>)
+      return Env(model, env_id);
+    else
+      return Env(model);
+  }
+
+  void apply_pending_seed() {
+    rng.reseed(pending_seed);
+    if constexpr (ReseedsEnv<Env>) env.reseed(pending_seed);
+    has_pending_seed = false;
+  }
+
   void write_flags(const Row& row, float reward, bool terminated, bool truncated) const {
     row.at<float>(kReward) = reward;
     row.at<bool>(kTerminated) = terminated;

@@ -74,7 +74,7 @@ class Executor final : public ExecutorBase {
     // Costly envs can be costly to build too: on the plan's build_threads at once.
     slots_.resize(options.num_envs);
     run_on_threads(plan_schedule(input).build_threads, options.num_envs,
-                   [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, options_.seed + id, rules_); });
+                   [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, id, options_.seed + id, rules_); });
     if constexpr (kCanSplit) input.substeps = slots_[0]->env.substeps();
     plan_ = plan_schedule(input);
     tail_.allocate(plan_.split_tail_size(options.num_envs));  // only a step of every env holds a tail
@@ -266,6 +266,9 @@ class Executor final : public ExecutorBase {
     const size_t held = op == Op::kStep && count == options_.num_envs ? split_tail_size(count) : 0;
     const size_t queued = count - held;
     if (held > 0) tail_.arm(push_ids_.data() + queued, held, plan_.split_substeps, options_.num_threads);
+    if constexpr (BeginsSteps<Env>)  // NOTE [Begun steps]: before any thread can claim them
+      for (size_t i = 0; i < count; ++i)
+        slots_[ids[i]]->begin(op == Op::kStep, actions_.at(ids[i]), options_.autoreset);
     queue_.push(op, push_ids_.data(), static_cast<uint32_t>(queued), chunk, position, wakes_workers(queued));
   }
 

@@ -1,0 +1,241 @@
+// process_env.h — the parent's side of a Python env stepped in a worker process.
+//
+// ProcessEnv is an ordinary family to the core (env.h): its reset()/step()
+// return once the worker process that owns the env has answered, so the
+// queue, the ring, episode rules, EnvError and Ctrl-C handling apply as to
+// any family. It begins its requests at push time (NOTE [Begun steps]), so a
+// send() sets every worker process stepping at once and the core's threads
+// only collect. A worker that dies is noticed within kLivenessCheckUs by the
+// env waiting on it (the supervisor, torchpool/_workers/supervisor.py,
+// restarts it); the env's step then throws, which the core reports as an
+// EnvError and answers with a reset, served by the new worker.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "../../core/env.h"
+#include "../../core/wait.h"
+#include "shared_region.h"
+
+namespace torchpool::process {
+
+// How often a waiting env checks that its worker process still lives.
+inline constexpr int64_t kLivenessCheckUs = 10000;
+
+// What Python registers for one pool before making it (torchpool/_workers/process_pool.py).
+struct RegionInfo {
+  uint8_t* base = nullptr;  // the parent's mapping, owned by Python, alive until the pool is closed
+  RegionLayout layout;
+  EnvSpec spec;
+  int32_t spin_polls = 0;  // how long an env polls for its answer before it sleeps
+};
+
+class RegionRegistry {
+ public:
+  static RegionRegistry& instance() {
+    static RegionRegistry* registry = new RegionRegistry();  // never destroyed: pools may outlive statics
+    return *registry;
+  }
+  int64_t add(std::shared_ptr<const RegionInfo> info) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    regions_[++last_key_] = std::move(info);
+    return last_key_;
+  }
+  // The Model takes its region once; the registry forgets it then.
+  std::shared_ptr<const RegionInfo> take(int64_t key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = regions_.find(key);
+    if (it == regions_.end()) throw std::invalid_argument("no process region registered as " + std::to_string(key));
+    auto info = std::move(it->second);
+    regions_.erase(it);
+    return info;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int64_t, std::shared_ptr<const RegionInfo>> regions_;
+  int64_t last_key_ = 0;
+};
+
+struct ProcessModel {
+  std::shared_ptr<const RegionInfo> info;
+  Region region;
+
+  explicit ProcessModel(const Config& config)
+      : info(RegionRegistry::instance().take(static_cast<int64_t>(config.number("region")))),
+        region(info->base, info->layout) {}
+
+  EnvSpec spec(Dtype) const { return info->spec; }
+
+  size_t worker_of(size_t env_id) const {
+    for (size_t w = 0; w < info->layout.num_workers; ++w) {
+      const WorkerControl& worker = region.worker(w);
+      if (env_id >= worker.first_env && env_id < worker.first_env + worker.env_count) return w;
+    }
+    throw std::logic_error("env " + std::to_string(env_id) + " belongs to no worker process");
+  }
+};
+
+class ProcessEnv {
+ public:
+  using Model = ProcessModel;
+
+  ProcessEnv(const Model& model, size_t env_id)
+      : model_(&model),
+        id_(env_id),
+        worker_index_(model.worker_of(env_id)),
+        control_(&model.region.env(env_id)),
+        worker_(&model.region.worker(worker_index_)) {
+    request_ = control_->request.load(std::memory_order_relaxed);
+  }
+
+  // Gymnasium's convention: env i's first reset gets seed + i, later ones none.
+  void reseed(uint64_t seed) {
+    seed_ = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
+    has_seed_ = true;
+  }
+
+  void begin(bool reset, const Action& action) {
+    if (outstanding_) collect_quietly();  // a begun request that was never run (Ctrl-C discarded it)
+    control_->op = reset ? kOpReset : kOpStep;
+    control_->seed = reset && has_seed_ ? seed_ : -1;
+    if (reset) has_seed_ = false;
+    if (!reset) {
+      double* slot = model_->region.action(id_);
+      if (action.values == nullptr)
+        slot[0] = static_cast<double>(action.index);
+      else
+        std::memcpy(slot, action.values, static_cast<size_t>(action.size) * sizeof(double));
+    }
+    generation_ = worker_->generation.load(std::memory_order_acquire);
+    pid_ = worker_->pid.load(std::memory_order_acquire);
+    control_->request.store(++request_, std::memory_order_release);
+    worker_->doorbell.fetch_add(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
+    if (worker_->sleeping.load(std::memory_order_seq_cst) != 0) futex_wake(worker_->doorbell);
+    outstanding_ = true;
+    begun_reset_ = reset;
+  }
+
+  void reset(Rng&, StepOutput& out) {
+    if (!outstanding_ || !begun_reset_) begin(true, Action{});
+    collect(out);
+  }
+
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    if (!outstanding_ || begun_reset_) begin(false, action);
+    collect(out);
+    const Region& region = model_->region;
+    return {region.reward(id_), region.terminated(id_), region.truncated(id_)};
+  }
+
+ private:
+  void collect(StepOutput& out) {
+    wait_for_answer();
+    if (control_->failed != 0) throw std::runtime_error(std::string(model_->region.error(id_), control_->error_length));
+    const Region& region = model_->region;
+    const size_t fields = model_->info->spec.observations.size();
+    for (size_t c = 0; c < region.layout().columns.size(); ++c) {
+      uint8_t* target = c < fields ? out.observation_bytes(c) : out.extra_bytes(c - fields);
+      std::memcpy(target, region.column(c, id_), region.layout().column_bytes[c]);
+    }
+  }
+
+  void collect_quietly() {
+    try {
+      wait_for_answer();
+    } catch (const std::exception&) {  // a dead worker: the request is gone with it
+    }
+  }
+
+  void wait_for_answer() {
+    outstanding_ = false;
+    auto answered = [this] { return control_->done.load(std::memory_order_acquire) == request_; };
+    for (int32_t i = 0; i < model_->info->spin_polls; ++i) {
+      if (answered()) return;
+      std::this_thread::yield();  // NOTE [Yielding spins]
+    }
+    while (!answered()) {
+      const uint32_t seen = control_->done.load(std::memory_order_relaxed);
+      control_->waiting.store(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
+      if (answered()) break;
+      futex_wait(control_->done, seen, kLivenessCheckUs);
+      if (answered()) break;
+      check_worker_alive();
+    }
+    control_->waiting.store(0, std::memory_order_relaxed);
+  }
+
+  // Throws when the worker that was sent the request has died.
+  void check_worker_alive() const {
+    std::string how;
+    if (worker_->generation.load(std::memory_order_acquire) != generation_) {
+      how = describe_status(worker_->exit_status.load(std::memory_order_acquire));
+    } else {
+#if defined(__linux__)
+      siginfo_t info{};
+      // WNOWAIT: look without reaping; the supervisor reaps and restarts it.
+      if (pid_ <= 0 || waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return;
+      if (info.si_pid == 0) return;  // still running
+      how = info.si_code == CLD_EXITED ? describe_status(info.si_status) : describe_status(-info.si_status);
+#else
+      return;
+#endif
+    }
+    control_->waiting.store(0, std::memory_order_relaxed);
+    const WorkerControl& worker = *worker_;
+    const size_t last = worker.first_env + worker.env_count - 1;
+    throw std::runtime_error("worker process " + std::to_string(worker_index_) + " (pid " + std::to_string(pid_) +
+                             "), which steps envs " + std::to_string(worker.first_env) + "-" + std::to_string(last) +
+                             ", died (" + how + "); it is restarted and its envs start new episodes");
+  }
+
+  static std::string describe_status(int32_t status) {
+    if (status >= 0) return "exit code " + std::to_string(status);
+    const char* name = "";
+    switch (-status) {
+      case SIGKILL:
+        name = " (SIGKILL)";
+        break;
+      case SIGSEGV:
+        name = " (SIGSEGV)";
+        break;
+      case SIGABRT:
+        name = " (SIGABRT)";
+        break;
+      case SIGTERM:
+        name = " (SIGTERM)";
+        break;
+      case SIGBUS:
+        name = " (SIGBUS)";
+        break;
+      default:
+        break;
+    }
+    return "killed by signal " + std::to_string(-status) + name;
+  }
+
+  const Model* model_;
+  size_t id_;
+  size_t worker_index_;
+  EnvControl* control_;
+  WorkerControl* worker_;
+  uint32_t request_ = 0;
+  uint32_t generation_ = 0;
+  int32_t pid_ = 0;
+  int64_t seed_ = -1;
+  bool has_seed_ = false;
+  bool outstanding_ = false;
+  bool begun_reset_ = false;
+};
+
+}  // namespace torchpool::process

@@ -1,0 +1,369 @@
+"""Python envs in worker processes: parity with Gymnasium's SyncVectorEnv, the async queue's
+invariants, errors, dead workers, Ctrl-C, and nothing left behind."""
+
+import functools
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import gymnasium
+import numpy as np
+import pytest
+import python_envs
+import torch
+
+import torchpool
+from torchpool.testing import inject_interrupts
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process pools need Linux")
+
+MODES = {"same_step": gymnasium.vector.AutoresetMode.SAME_STEP, "next_step": gymnasium.vector.AutoresetMode.NEXT_STEP}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _as_numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.numpy()
+    return {key: _as_numpy(item) for key, item in value.items()}
+
+
+def _observation_equal(ours, theirs, space):
+    """Ours is a tensor or a TensorDict of fields; theirs is SyncVectorEnv's batched observation."""
+    if isinstance(space, gymnasium.spaces.Dict):
+        for key in space.spaces:
+            np.testing.assert_array_equal(ours[key].numpy(), np.asarray(theirs[key]), err_msg=key)
+    elif isinstance(space, gymnasium.spaces.Tuple):
+        for index in range(len(space.spaces)):
+            np.testing.assert_array_equal(ours[str(index)].numpy(), np.asarray(theirs[index]), err_msg=str(index))
+    else:
+        np.testing.assert_array_equal(ours.numpy(), theirs)
+
+
+def _final_observation(info, i, space):
+    final = info["final_obs"][i]
+    if isinstance(space, gymnasium.spaces.Dict):
+        return {key: np.asarray(final[key])[None] for key in space.spaces}
+    if isinstance(space, gymnasium.spaces.Tuple):
+        return tuple(np.asarray(part)[None] for part in final)
+    return np.asarray(final)[None]
+
+
+def _sample_actions(space, num_envs, rng):
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return rng.integers(0, space.n, num_envs)
+    if isinstance(space, gymnasium.spaces.MultiDiscrete):
+        return rng.integers(0, space.nvec, (num_envs, *space.shape))
+    return rng.uniform(space.low, space.high, (num_envs, *space.shape)).astype(space.dtype)
+
+
+@pytest.mark.parametrize("autoreset", ["same_step", "next_step"])
+@pytest.mark.parametrize("env", ["gymnasium:CartPole-v1", "gymnasium:Pendulum-v1", "dict", "tuple"])
+def test_sync_steps_equal_sync_vector_env(env, autoreset):
+    num_envs, steps = 6, 25
+    if env == "dict":
+        fn = functools.partial(python_envs.CountingDictEnv, length=4)
+    elif env == "tuple":
+        fn = python_envs.TupleEnv
+    else:
+        fn = functools.partial(gymnasium.make, env.split(":", 1)[1])
+    reference = gymnasium.vector.SyncVectorEnv([fn] * num_envs, autoreset_mode=MODES[autoreset])
+    with torchpool.make(env if env.startswith("gymnasium") else fn, num_envs=num_envs, num_workers=2, seed=5,
+                        autoreset=autoreset) as pool:
+        space = reference.single_observation_space
+        assert pool.observation_spec.to_gymnasium() == space
+        assert pool.action_spec.to_gymnasium() == reference.single_action_space
+        theirs, _ = reference.reset(seed=5)
+        ours = pool.reset()
+        _observation_equal(ours["observation"], theirs, space)
+        rng = np.random.default_rng(0)
+        if env.startswith("gymnasium"):  # long enough for episodes to end (CartPole) or be truncated (Pendulum)
+            steps = 210
+        ended = 0
+        for _ in range(steps):
+            actions = _sample_actions(reference.single_action_space, num_envs, rng)
+            theirs, reward, terminated, truncated, info = reference.step(actions)
+            ours = pool.step(torch.as_tensor(actions))
+            _observation_equal(ours["observation"], theirs, space)
+            np.testing.assert_allclose(ours["reward"].numpy(), reward.astype(np.float32), rtol=1e-6)
+            np.testing.assert_array_equal(ours["terminated"].numpy(), terminated)
+            np.testing.assert_array_equal(ours["truncated"].numpy(), truncated)
+            if autoreset == "same_step":
+                for i in np.flatnonzero(terminated | truncated):
+                    ended += 1
+                    _observation_equal(ours["final_observation"][i:i + 1], _final_observation(info, i, space), space)
+        assert ended > 0 or autoreset == "next_step"
+    reference.close()
+
+
+def test_async_delivers_every_transition_once_in_order():
+    # Each env's transitions, gathered from an async pool's batches, equal
+    # that env stepped alone with the same actions: nothing lost, duplicated,
+    # reordered or mixed between envs.
+    num_envs, batch, steps = 8, 3, 40
+    fn = functools.partial(python_envs.CountingDictEnv, length=5)
+    with torchpool.make(fn, num_envs=num_envs, batch_size=batch, num_workers=2, seed=11) as pool:
+        actions = {i: np.random.default_rng(i).uniform(-1, 1, (steps, 1)).astype(np.float32) for i in range(num_envs)}
+        sent = dict.fromkeys(range(num_envs), 0)
+        got = {i: [] for i in range(num_envs)}
+        pool.async_reset()
+        received = 0
+        while received < num_envs * (steps + 1):
+            td = pool.recv()
+            ids = td["env_id"].tolist()
+            for row, i in enumerate(ids):
+                got[i].append((td["observation", "position"][row].numpy().copy(), float(td["reward"][row]),
+                               bool(td["done"][row])))
+            received += len(ids)
+            to_send = [i for i in ids if sent[i] < steps]
+            if to_send:
+                pool.send(torch.as_tensor(np.stack([actions[i][sent[i]] for i in to_send])), torch.tensor(to_send))
+                for i in to_send:
+                    sent[i] += 1
+            if pool.in_flight < batch:
+                break
+        assert num_envs * (steps + 1) - received == pool.in_flight < batch
+        for i in range(num_envs):
+            env = fn()
+            observation, _ = env.reset(seed=11 + i)
+            expected = [(observation["position"], 0.0, False)]
+            for t in range(steps):
+                observation, reward, terminated, truncated, _ = env.step(actions[i][t])
+                done = terminated or truncated
+                if done:
+                    observation, _ = env.reset()
+                expected.append((observation["position"], reward, done))
+            # Only the last rows (fewer than a batch in all) may still be in flight.
+            assert len(expected) - batch < len(got[i]) <= len(expected), i
+            for (ours, our_reward, our_done), (theirs, reward, done) in zip(got[i], expected):
+                np.testing.assert_array_equal(ours, theirs)
+                assert our_reward == pytest.approx(reward)
+                assert our_done == done
+
+
+def test_info_numbers_become_extras_and_the_rest_is_named_once():
+    with pytest.warns(UserWarning, match=r"info keys \['name'\]"):
+        pool = torchpool.make(python_envs.CountingDictEnv, num_envs=2, num_workers=1)
+    with pool:
+        assert pool.extra_keys == ("lives",)
+        assert pool.reset()["lives"].tolist() == [3, 3]
+        assert pool.step(torch.zeros(2, 1))["lives"].tolist() == [2, 2]
+        assert pool.observation_spec.to_gymnasium() == python_envs.CountingDictEnv().observation_space
+        td = pool.step(torch.zeros(2, 1))
+        assert td["observation", "count"].dtype == torch.int64
+        assert td["observation", "flags"].dtype == torch.uint8  # MultiBinary's int8, stored as 0/1 bytes
+
+
+def test_env_kwargs_and_lists_of_constructors_build_each_env():
+    fns = [functools.partial(python_envs.CountingDictEnv, length=3)] * 3
+    with torchpool.make(fns, num_envs=3, env_kwargs=[{"scale": 0.0}, {"scale": 1.0}, {"scale": 0.0}],
+                        num_workers=2) as pool:
+        position = pool.reset()["observation", "position"]
+        assert position[0].abs().sum() == 0 and position[2].abs().sum() == 0 and position[1].abs().sum() > 0
+        assert [len(p["envs"]) for p in pool.schedule["processes"]] == [1, 2]
+
+
+def test_gymnasium_kwargs_and_time_limit_reach_gymnasium_make():
+    with torchpool.make("gymnasium:Pendulum-v1", num_envs=2, num_workers=1, g=0.0, max_episode_steps=3) as pool:
+        pool.reset()
+        for _ in range(2):
+            assert not pool.step(torch.zeros(2, 1))["truncated"].any()
+        assert pool.step(torch.zeros(2, 1))["truncated"].all()
+
+
+def test_a_python_exception_is_an_env_error_and_the_env_resets():
+    with torchpool.make(python_envs.FailingEnv, num_envs=4, num_workers=2, fail_at=3) as pool:
+        pool.reset()
+        pool.step(torch.zeros(4, dtype=torch.int64))
+        pool.step(torch.zeros(4, dtype=torch.int64))
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(torch.zeros(4, dtype=torch.int64))
+        assert raised.value.env_ids == [0, 1, 2, 3]
+        assert "ValueError: the env broke at step 3" in raised.value.messages[0]
+        assert "Traceback" in raised.value.messages[0] and "python_envs.py" in raised.value.messages[0]
+        td = pool.step(torch.zeros(4, dtype=torch.int64))  # each failed env resets instead of stepping
+        assert td["observation"].flatten().tolist() == [0.0] * 4
+        assert pool.step(torch.zeros(4, dtype=torch.int64))["observation"].flatten().tolist() == [1.0] * 4
+
+
+@pytest.mark.parametrize("how", ["exit", "kill", "segfault"])
+def test_a_dying_worker_is_an_env_error_then_restarted(how):
+    fn = functools.partial(python_envs.DyingEnv, how=how, fail_at=2, only_env=2)  # the first of its worker
+    with torchpool.make(fn, num_envs=4, num_workers=2, env_kwargs=[{"env_index": i} for i in range(4)]) as pool:
+        before = pool.worker_pids
+        pool.reset()
+        pool.step(torch.zeros(4, dtype=torch.int64))
+        started = time.monotonic()
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(torch.zeros(4, dtype=torch.int64))
+        assert time.monotonic() - started < 2.0
+        assert raised.value.env_ids == [2, 3]
+        message = raised.value.messages[2]
+        assert "worker process 1" in message and "envs 2-3" in message and "died" in message
+        assert {"exit": "exit code 3", "kill": "signal 9", "segfault": "signal 11"}[how] in message
+        # Every env keeps working: the dead worker's envs reset (the restarted
+        # process builds them again), the others step on.
+        td = pool.step(torch.zeros(4, dtype=torch.int64))
+        assert td["observation"].flatten().tolist() == [3.0, 3.0, 0.0, 0.0]
+        td = pool.step(torch.zeros(4, dtype=torch.int64))
+        assert td["observation"].flatten().tolist() == [4.0, 4.0, 1.0, 1.0]
+        after = pool.worker_pids
+        assert after[0] == before[0] and after[1] != before[1]
+        assert not _alive(before[1])
+
+
+def test_a_worker_killed_from_outside_while_idle_fails_its_envs_once():
+    with torchpool.make(python_envs.FailingEnv, num_envs=4, num_workers=2, fail_at=1000) as pool:
+        pool.reset()
+        pool.step(torch.zeros(4, dtype=torch.int64))
+        os.kill(pool.worker_pids[0], signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while pool.schedule["restarts"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(torch.zeros(4, dtype=torch.int64))
+        assert raised.value.env_ids == [0, 1]
+        assert "restarted" in raised.value.messages[0]
+        td = pool.step(torch.zeros(4, dtype=torch.int64))
+        assert td["observation"].flatten().tolist() == [0.0, 0.0, 3.0, 3.0]
+
+
+def test_ctrl_c_interrupts_a_long_step_and_leaves_no_step_behind():
+    # Steps of 30 ms are cut short by Ctrl-C polls (every 20 ms); an
+    # interrupted step is waited out in the workers, never left half-done:
+    # afterwards each env's count goes on by exactly one per step.
+    with torchpool.make(python_envs.CounterEnv, num_envs=4, num_workers=2, sleep_ms=30) as pool:
+        pool.reset()
+        interrupted = 0
+        with inject_interrupts(2):
+            for _ in range(8):
+                try:
+                    pool.step(torch.zeros(4, dtype=torch.int64))
+                except KeyboardInterrupt:
+                    interrupted += 1
+        assert interrupted > 0 and pool.in_flight == 0
+        first = pool.step(torch.zeros(4, dtype=torch.int64))["observation"].clone()
+        second = pool.step(torch.zeros(4, dtype=torch.int64))["observation"]
+        assert (second - first).flatten().tolist() == [1.0] * 4
+
+
+def test_make_refuses_bad_env_fns_before_any_batch():
+    lock = threading.Lock()
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        torchpool.make(lambda: (lock, python_envs.FailingEnv())[1], num_envs=2)
+    with pytest.raises(RuntimeError, match="(?s)could not build envs 0-0.*no simulator licence"):
+        torchpool.make(python_envs.ConstructorFails, num_envs=2, num_workers=2)
+    with pytest.raises(RuntimeError, match="not a gymnasium.Env"):
+        torchpool.make(python_envs.not_an_env, num_envs=2, num_workers=1)
+    with pytest.raises(ValueError, match="Dict, which torchpool cannot serve"):
+        torchpool.make(python_envs.dict_action_env, num_envs=2, num_workers=1)
+    with pytest.raises(ValueError, match="list of 3 constructors, but num_envs=2"):
+        torchpool.make([python_envs.FailingEnv] * 3, num_envs=2)
+    with pytest.raises(ValueError, match="env_kwargs must be a list of num_envs=2 dicts"):
+        torchpool.make(python_envs.FailingEnv, num_envs=2, env_kwargs=[{}])
+    with pytest.raises(ValueError, match="num_threads and obs_dtype apply to torchpool's C\\+\\+ envs"):
+        torchpool.make(python_envs.FailingEnv, num_envs=2, num_threads=2)
+    with pytest.raises(RuntimeError, match="(?s)could not build.*(NameNotFound|doesn't exist)"):
+        torchpool.make("gymnasium:NoSuchEnv-v0", num_envs=1)
+
+
+def test_wrong_actions_are_refused_naming_the_problem():
+    with torchpool.make(python_envs.TupleEnv, num_envs=2, num_workers=1) as pool:
+        pool.reset()
+        with pytest.raises(ValueError, match=r"action must have shape \(2, 2\)"):
+            pool.step(torch.zeros(2, dtype=torch.int64))
+        td = pool.step(torch.tensor([[2, 1], [0, 0]]))  # MultiDiscrete actions as integers
+        assert td["reward"].tolist() == [3.0, 0.0]
+
+
+def _leftovers(pids):
+    return [pid for pid in pids if _alive(pid)]
+
+
+def test_close_and_garbage_collection_leave_no_process_or_memory_behind():
+    fds_before = len(os.listdir("/proc/self/fd"))
+    pids = []
+    for cycle in range(20):
+        pool = torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=2, fail_at=1000)
+        pids += pool.worker_pids
+        pool.reset()
+        if cycle % 2:
+            pool.close()
+        else:
+            del pool  # garbage collection closes it
+    deadline = time.monotonic() + 5
+    while _leftovers(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _leftovers(pids) == []
+    assert len(os.listdir("/proc/self/fd")) <= fds_before + 1
+    maps = open("/proc/self/maps").read()
+    assert maps.count("torchpool-process-pool") == 0  # the memfd is unmapped
+
+
+@pytest.mark.slow
+def test_two_hundred_make_close_cycles_leave_nothing_behind():
+    fds_before = len(os.listdir("/proc/self/fd"))
+    pids = []
+    for _ in range(200):
+        with torchpool.make(python_envs.FailingEnv, num_envs=1, num_workers=1, fail_at=1000) as pool:
+            pids += pool.worker_pids
+    time.sleep(0.5)
+    assert _leftovers(pids) == []
+    assert len(os.listdir("/proc/self/fd")) <= fds_before + 1
+    assert open("/proc/self/maps").read().count("torchpool-process-pool") == 0
+
+
+@pytest.mark.parametrize("ending", ["exit", "sigkill"])
+def test_workers_end_with_their_parent_even_when_it_crashes(ending, tmp_path):
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import torchpool, python_envs
+        pool = torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=2, fail_at=1000)
+        pool.reset()
+        print(*pool.worker_pids, flush=True)
+        if {ending!r} == "sigkill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    pids = [int(pid) for pid in result.stdout.split()]
+    assert len(pids) == 2, result.stderr
+    deadline = time.monotonic() + 3
+    while _leftovers(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _leftovers(pids) == []
+
+
+def test_adapters_take_a_process_pool():
+    from torchrl.envs.utils import check_env_specs
+
+    from torchpool.envpool_compat import make as envpool_make
+    from torchpool.gym import VectorEnv as TorchPoolVectorEnv
+    from torchpool.torchrl import TorchPoolEnv
+
+    env = TorchPoolEnv("gymnasium:CartPole-v1", num_envs=2, num_workers=1)
+    check_env_specs(env)
+    env.close()
+    vector = TorchPoolVectorEnv("gymnasium:CartPole-v1", num_envs=2, num_workers=1)
+    observation, _ = vector.reset(seed=0)
+    assert observation.shape == (2, 4) and vector.single_action_space == gymnasium.spaces.Discrete(2)
+    vector.step(np.zeros(2, dtype=np.int64))
+    vector.close()
+    envs = envpool_make("gymnasium:CartPole-v1", env_type="gymnasium", num_envs=2)
+    observation, _ = envs.reset()
+    assert observation.shape == (2, 4)
+    envs.close()
+    stream = torchpool.stream(python_envs.CountingDictEnv, lambda td: torch.zeros(td.batch_size[0], 1), num_envs=2,
+                              frames_per_batch=8, total_frames=16, num_workers=1)
+    batches = list(stream)
+    assert len(batches) == 2 and batches[0]["observation", "position"].shape == (2, 4, 2)

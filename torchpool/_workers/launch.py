@@ -1,0 +1,91 @@
+"""Starting a worker process and the handshake on its control socket.
+
+A worker is a fresh interpreter (``subprocess``, the equivalent of the spawn
+start method: never a fork of the threaded parent) running
+``torchpool/_workers/worker.py``. The parent sends its ``sys.path`` and the
+pickled constructors of the worker's envs, reads back what the worker built
+(or its traceback), then passes the shared region's memfd and layout.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import struct
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from . import worker as _protocol
+
+_WORKER_SCRIPT = _protocol.__file__
+
+
+@dataclass
+class Worker:
+    """One worker process as the parent sees it."""
+
+    index: int
+    first_env: int
+    env_count: int
+    process: subprocess.Popen
+    sock: socket.socket
+    pidfd: int
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Waits for the process to exit (it was told to), kills it after ``timeout``, frees its handles."""
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.sock.close()
+        os.close(self.pidfd)
+
+
+def start(index: int, first_env: int, env_fns_payload: bytes, process_module: str) -> Worker:
+    """Starts worker ``index`` and sends it its envs; returns at once (the worker builds them meanwhile)."""
+    parent_sock, child_sock = socket.socketpair()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-u", _WORKER_SCRIPT, str(child_sock.fileno()), process_module],
+            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True)
+    finally:
+        child_sock.close()
+    worker = Worker(index, first_env, 0, process, parent_sock, os.pidfd_open(process.pid))
+    _protocol.send_message(parent_sock, {"sys_path": list(sys.path)})
+    _send_raw(parent_sock, env_fns_payload)
+    return worker
+
+
+def _send_raw(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(struct.pack("<Q", len(data)) + data)
+
+
+def built(worker: Worker) -> tuple[str, Any]:
+    """The worker's report: ``("built", spaces and info)`` or ``("error", traceback)``."""
+    try:
+        return _protocol.receive_message(worker.sock)
+    except (EOFError, ConnectionError, pickle.UnpicklingError):
+        worker.process.wait()
+        return "died", f"it exited with status {worker.process.returncode} before reporting"
+
+
+def send_region(worker: Worker, region_fd: int, plan: dict) -> None:
+    data = pickle.dumps(("region", dict(plan, worker=worker.index)))
+    message = struct.pack("<Q", len(data)) + data
+    socket.send_fds(worker.sock, [message[:8]], [region_fd])
+    worker.sock.sendall(message[8:])
+
+
+def ready(worker: Worker) -> bool:
+    try:
+        return _protocol.receive_message(worker.sock)[0] == "ready"
+    except (EOFError, ConnectionError):
+        return False

@@ -1,0 +1,299 @@
+"""ProcessPool: Python envs (any ``gymnasium.Env``) stepped in worker processes, behind ``Pool``'s API.
+
+A process pool is a ``Pool`` of the C++ family ``Process`` (csrc/envs/process/):
+each of its envs is a proxy whose step hands the action to the worker
+process that owns the env, through a shared memory region, and collects the
+answer. So the queue, the ring, the episode rules, autoreset, EnvError and
+Ctrl-C work exactly as for the C++ families; only what a step does differs.
+See docs/design.md, "Python envs in worker processes".
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import _core
+from .._cpus import available_cpus
+from ..pool import DEFAULT_SPIN_POLLS, Pool, _checked_seed, _positive_int, draw_seed
+from . import launch, spaces
+from .supervisor import Supervisor
+
+GYMNASIUM_PREFIX = "gymnasium:"
+# Bytes of traceback text an env's error keeps.
+_ERROR_BYTES = 16384
+# How long a step is taken to cost, for the core's schedule: costly (one env
+# per work item, so a recv() returns as soon as its batch is in) and long
+# enough for the "workers" mode, where a core thread collects the answers
+# while the caller sleeps polling Ctrl-C (a Python step may take seconds).
+# As fast as the caller collecting them itself (benchmarks/python_envs.py).
+_STEP_COST_NS = 20e6
+# Yields before a waiting side sleeps: the parent for an answer, a worker for
+# a request (NOTE [Yielding spins] in csrc/envs/process/shared_region.h).
+# benchmarks/python_envs.py --spins compares settings.
+_PARENT_SPIN_POLLS = 1000
+_WORKER_SPIN_POLLS = 1000
+
+
+def _process_module():
+    from .. import _process
+
+    return _process
+
+
+def is_process_env(env: Any) -> bool:
+    """Whether ``torchpool.make(env)`` makes a process pool: a callable, a list of them, or ``"gymnasium:<id>"``."""
+    if isinstance(env, str):
+        return env.startswith(GYMNASIUM_PREFIX)
+    return callable(env) or (isinstance(env, (list, tuple)) and len(env) > 0 and all(callable(f) for f in env))
+
+
+def _gymnasium_make(env_id: str, **kwargs: Any):
+    import gymnasium
+
+    return gymnasium.make(env_id, **kwargs)
+
+
+class ProcessPool(Pool):
+    """``num_envs`` Python envs on ``num_workers`` worker processes, with ``Pool``'s API.
+
+    Args:
+        env_fn: a callable returning a ``gymnasium.Env`` (a function, class,
+            ``functools.partial``, lambda or closure: pickled with cloudpickle),
+            a list of ``num_envs`` of them, or ``"gymnasium:<id>"``
+            (``gymnasium.make(<id>, **kwargs)`` in the workers; Gymnasium's
+            ``"module:EnvId"`` form imports the module first).
+        num_envs, batch_size, seed, autoreset, pin_memory: as for ``Pool``.
+        num_workers: worker processes, default ``available_cpus()`` (at most
+            ``num_envs``); envs are split between them in contiguous runs.
+        env_kwargs: a list of ``num_envs`` dicts: env ``i`` is built with
+            ``env_fn(**kwargs, **env_kwargs[i])``.
+        max_episode_steps: a time limit the core applies on top of the env's
+            own (for ``"gymnasium:"`` ids it also replaces Gymnasium's).
+        **kwargs: passed to every ``env_fn`` call (to ``gymnasium.make`` for ids).
+    """
+
+    def __init__(self, env_fn: Any, num_envs: int = 8, batch_size: int | None = None,
+                 num_workers: int | None = None, seed: int | None = 0, autoreset: str = "same_step",
+                 env_kwargs: Sequence[dict] | None = None, max_episode_steps: int | None = None,
+                 pin_memory: bool | None = None, spin_polls: int = DEFAULT_SPIN_POLLS, **kwargs: Any):
+        self._core = None
+        self._workers: list[launch.Worker] = []
+        self._supervisor: Supervisor | None = None
+        self._region_fd = -1
+        self._owner = os.getpid()
+        import collections
+
+        self._lent = collections.deque()
+        num_envs = _positive_int("num_envs", num_envs)
+        batch_size = num_envs if batch_size is None else _positive_int("batch_size", batch_size)
+        if batch_size > num_envs:
+            raise ValueError(f"batch_size={batch_size} is larger than num_envs={num_envs}")
+        num_workers = min(available_cpus(), num_envs) if num_workers is None else _positive_int("num_workers",
+                                                                                                 num_workers)
+        num_workers = min(num_workers, num_envs)
+        seed = _checked_seed(draw_seed(num_envs) if seed is None else seed, num_envs)
+        if max_episode_steps is not None and (not isinstance(max_episode_steps, int)
+                                              or isinstance(max_episode_steps, bool) or max_episode_steps < 0):
+            raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
+        env_fns, name = self._constructors(env_fn, num_envs, kwargs, max_episode_steps)
+        per_env_kwargs = self._env_kwargs(env_kwargs, num_envs)
+        self.env_id = name
+        self.task_kwargs = dict(kwargs)
+        self.num_workers = num_workers
+        self._num_envs = num_envs
+
+        # Everything is pickled before the first process starts: a constructor
+        # that does not pickle fails here, with nothing to clean up.
+        ranges = [(w * num_envs // num_workers, (w + 1) * num_envs // num_workers - w * num_envs // num_workers)
+                  for w in range(num_workers)]
+        self._payloads = [self._payload(env_fns, per_env_kwargs, first, count, seed if w == 0 else None)
+                          for w, (first, count) in enumerate(ranges)]
+        self._module_path = _process_module().__file__
+        try:
+            self._start(ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls)
+        except BaseException:
+            self._shut_down_workers()
+            raise
+
+    # ---- making -----------------------------------------------------------
+
+    @staticmethod
+    def _constructors(env_fn: Any, num_envs: int, kwargs: dict, max_episode_steps: int | None):
+        if isinstance(env_fn, str):
+            if not env_fn.startswith(GYMNASIUM_PREFIX) or len(env_fn) == len(GYMNASIUM_PREFIX):
+                raise ValueError(f"a Python env id is written 'gymnasium:<EnvId>', got {env_fn!r}")
+            gym_id = env_fn[len(GYMNASIUM_PREFIX):]
+            if max_episode_steps is not None:
+                kwargs = dict(kwargs, max_episode_steps=max_episode_steps)
+            return [functools.partial(_gymnasium_make, gym_id, **kwargs)] * num_envs, env_fn
+        if isinstance(env_fn, (list, tuple)):
+            if len(env_fn) != num_envs:
+                raise ValueError(f"env_fn is a list of {len(env_fn)} constructors, but num_envs={num_envs}")
+            if not all(callable(fn) for fn in env_fn):
+                raise TypeError("env_fn must be a callable, a list of callables or 'gymnasium:<EnvId>'")
+            fns = list(env_fn)
+        elif callable(env_fn):
+            fns = [env_fn] * num_envs
+        else:
+            raise TypeError(f"env_fn must be a callable returning a gymnasium.Env, a list of them or "
+                            f"'gymnasium:<EnvId>', got {type(env_fn).__name__}")
+        if kwargs:
+            fns = [functools.partial(fn, **kwargs) for fn in fns]
+        named = fns[0].func if isinstance(fns[0], functools.partial) else fns[0]
+        return fns, getattr(named, "__name__", None) or type(named).__name__
+
+    @staticmethod
+    def _env_kwargs(env_kwargs: Sequence[dict] | None, num_envs: int) -> list[dict]:
+        if env_kwargs is None:
+            return [{} for _ in range(num_envs)]
+        if isinstance(env_kwargs, dict) or len(env_kwargs) != num_envs or not all(
+                isinstance(k, dict) for k in env_kwargs):
+            raise ValueError(f"env_kwargs must be a list of num_envs={num_envs} dicts, one per env")
+        return [dict(k) for k in env_kwargs]
+
+    @staticmethod
+    def _payload(env_fns: list, env_kwargs: list, first: int, count: int, probe_seed: int | None) -> bytes:
+        import cloudpickle
+
+        payload = {"env_fns": env_fns[first:first + count], "env_kwargs": env_kwargs[first:first + count],
+                   "first_env": first, "probe_seed": probe_seed}
+        try:
+            return cloudpickle.dumps(payload)
+        except Exception as error:
+            raise TypeError(f"env_fn cannot be pickled for the worker processes ({type(error).__name__}: "
+                            f"{error}); define it at module level or close over picklable values only") from None
+
+    def _start(self, ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls) -> None:
+        process = _process_module()
+        self._workers = [launch.start(w, first, self._payloads[w], self._module_path)
+                         for w, (first, _) in enumerate(ranges)]
+        for worker, (_, count) in zip(self._workers, ranges):
+            worker.env_count = count
+        reports = [launch.built(worker) for worker in self._workers]
+        for worker, (kind, report) in zip(self._workers, reports):
+            if kind != "built":
+                first, last = worker.first_env, worker.first_env + worker.env_count - 1
+                raise RuntimeError(f"worker process {worker.index} could not build envs {first}-{last} "
+                                   f"({self.env_id}):\n{report}")
+        first = reports[0][1]
+        for worker, (_, report) in zip(self._workers[1:], reports[1:]):
+            if (report["observation_space"] != first["observation_space"]
+                    or report["action_space"] != first["action_space"]):
+                raise ValueError(f"env {worker.first_env} has other spaces than env 0 ({report['observation_space']}, "
+                                 f"{report['action_space']} vs {first['observation_space']}, "
+                                 f"{first['action_space']}): every env of a pool must have the same spaces")
+        columns = spaces.observation_columns(first["observation_space"])
+        action = spaces.action_plan(first["action_space"])
+        reserved = set(_core.FIXED_KEYS) | {"observation", "final_observation"}
+        extras, dropped = spaces.info_extras(first["info"], reserved)
+        if dropped:
+            warnings.warn(f"{self.env_id}: info keys {dropped} are not numbers of a fixed shape and are dropped; "
+                          "the numeric ones present at the first reset become extras of every step "
+                          f"({[key for key, _, _ in extras]})", stacklevel=4)
+        self.info_keys = tuple(key for key, _, _ in extras)
+
+        layout_args = (self._num_envs, len(ranges), action.size,
+                       [c.row_bytes for c in columns]
+                       + [int(np.prod(shape, dtype=np.int64)) * dtype.itemsize for _, dtype, shape in extras],
+                       _ERROR_BYTES)
+        offsets = process.layout(layout_args)
+        self._region_fd = os.memfd_create("torchpool-process-pool", os.MFD_CLOEXEC)
+        os.ftruncate(self._region_fd, offsets["total"])
+        import mmap
+
+        self._region = mmap.mmap(self._region_fd, offsets["total"])
+        self._region_address = np.frombuffer(self._region, dtype=np.uint8).ctypes.data
+        self._layout_args = layout_args
+        process.init_region(self._region_address, layout_args, ranges)
+        for worker in self._workers:
+            process.set_worker_pid(self._region_address, layout_args, worker.index, worker.pid)
+        self._plan = {"layout": layout_args, "offsets": offsets, "num_envs": layout_args[0],
+                      "action_size": action.size, "action": action.worker,
+                      "fields": [(c.path, c.dtype.name, c.shape) for c in columns],
+                      "extras": [(key, dtype.name, shape) for key, dtype, shape in extras],
+                      "spin_polls": _WORKER_SPIN_POLLS}
+        for worker in self._workers:
+            launch.send_region(worker, self._region_fd, self._plan)
+        for worker in self._workers:
+            if not launch.ready(worker):
+                raise RuntimeError(f"worker process {worker.index} exited while starting")
+
+        key = process.register_region(
+            self._region_address, layout_args, [c.core_field() for c in columns], action.core,
+            [(key, spaces._CODES[dtype.name], list(shape)) for key, dtype, shape in extras],
+            0 if max_episode_steps is None else max_episode_steps, _STEP_COST_NS, _PARENT_SPIN_POLLS)
+        self._open(process.family_plugin, "Process", {"region": float(key)}, layout_args[0], batch_size, 1, seed,
+                   autoreset, torch.float32, -1, -1, spin_polls, pin_memory, 0)
+        self.observation_spec = spaces.observation_spec(first["observation_space"], columns)
+        self.action_spec = action.spec
+        self._action_dtypes = action.dtypes
+        self.observation_space = first["observation_space"]
+        self.action_space = first["action_space"]
+        self._supervisor = Supervisor(self._workers, self._restart, self._mark_dead)
+
+    # ---- workers ------------------------------------------------------------
+
+    def _restart(self, dead: launch.Worker) -> launch.Worker:
+        worker = launch.start(dead.index, dead.first_env, self._payloads[dead.index], self._module_path)
+        worker.env_count = dead.env_count
+        _process_module().set_worker_pid(self._region_address, self._layout_args, worker.index, worker.pid)
+        try:
+            launch.built(worker)  # a worker that cannot rebuild its envs answers every request with why
+            launch.send_region(worker, self._region_fd, self._plan)
+            launch.ready(worker)
+        except OSError:  # it died while starting: the supervisor sees its pidfd and starts another
+            pass
+        return worker
+
+    def _mark_dead(self, index: int, status: int) -> None:
+        _process_module().mark_worker_dead(self._region_address, self._layout_args, index, status)
+
+    @property
+    def schedule(self) -> dict[str, Any]:
+        """The core's plan (``Pool.schedule``) and the worker processes: their pids and envs."""
+        plan = super().schedule
+        plan["processes"] = [{"worker": w.index, "pid": w.pid, "envs": list(range(w.first_env,
+                                                                                     w.first_env + w.env_count))}
+                             for w in self._workers]
+        plan["envs_per_process"] = [w.env_count for w in self._workers]
+        plan["restarts"] = self._supervisor.restarts if self._supervisor else 0
+        return plan
+
+    @property
+    def worker_pids(self) -> list[int]:
+        return [worker.pid for worker in self._workers]
+
+    def close(self) -> None:
+        """Stops the core, then the worker processes; frees the shared region. Idempotent."""
+        super().close()
+        if os.getpid() != self._owner:  # a fork's copy: the workers are the parent's
+            return
+        self._shut_down_workers()
+
+    def _shut_down_workers(self) -> None:
+        supervisor, self._supervisor = self._supervisor, None
+        if supervisor is not None:
+            supervisor.stop()
+        workers, self._workers = self._workers, []
+        if self._region_fd >= 0:
+            _process_module().shut_down(self._region_address, self._layout_args)
+        for worker in workers:
+            if self._region_fd < 0:  # told nothing yet: it exits when its socket closes
+                worker.sock.close()
+            worker.close()
+        if self._region_fd >= 0:
+            os.close(self._region_fd)
+            self._region_fd = -1
+            self._region.close()
+
+    def __repr__(self) -> str:
+        return (f"ProcessPool({self.env_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}, "
+                f"num_workers={self.num_workers}, autoreset={self.autoreset!r})")
+

@@ -1,0 +1,199 @@
+"""A worker process of a process pool: builds its slice of the envs and steps them.
+
+Run as a script (``python worker.py <socket fd> <path of torchpool._process>``)
+by ``torchpool/_workers/launch.py``, never imported by the parent: it must
+start without torch, so it imports nothing of the ``torchpool`` package and
+loads the compiled ``torchpool._process`` from the path it is given.
+
+The control socket carries only the start: the parent's ``sys.path``, the
+pickled env constructors, and then the shared region (a memfd, passed as a
+file descriptor) with its layout. From then on every request and answer
+goes through the region (csrc/envs/process/shared_region.h): this loop asks
+``WorkerChannel.take()`` for requests, writes each answer into NumPy views of
+the region and publishes it with ``finish()`` (or ``fail()`` with the
+traceback). It exits when the pool shuts down or its parent process dies.
+"""
+
+import importlib.util
+import mmap
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+import traceback
+
+
+def send_message(sock: socket.socket, message: object) -> None:
+    data = pickle.dumps(message)
+    sock.sendall(struct.pack("<Q", len(data)) + data)
+
+
+def receive_message(sock: socket.socket, with_fds: bool = False):
+    """The next message (and the file descriptors sent with its first bytes, if asked)."""
+    fds: list[int] = []
+    if with_fds:
+        header, fds, _, _ = socket.recv_fds(sock, 8, 1)
+    else:
+        header = b""
+    while len(header) < 8:
+        chunk = sock.recv(8 - len(header))
+        if not chunk:
+            raise EOFError("the pool closed the control socket")
+        header += chunk
+    (size,) = struct.unpack("<Q", header)
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(min(size - len(data), 1 << 20))
+        if not chunk:
+            raise EOFError("the pool closed the control socket")
+        data += chunk
+    message = pickle.loads(bytes(data))
+    return (message, fds) if with_fds else message
+
+
+def build_envs(payload: dict) -> list:
+    import gymnasium
+
+    envs = []
+    for index, (env_fn, kwargs) in enumerate(zip(payload["env_fns"], payload["env_kwargs"])):
+        env_id = payload["first_env"] + index
+        env = env_fn(**kwargs)
+        if not isinstance(env, gymnasium.Env):
+            raise TypeError(f"env_fn of env {env_id} returned a {type(env).__module__}.{type(env).__qualname__}, "
+                            "not a gymnasium.Env")
+        envs.append(env)
+    return envs
+
+
+def describe(envs: list, probe_seed) -> dict:
+    """The spaces of the first env (all must agree) and, if asked, its info at a seeded reset."""
+    first = envs[0]
+    for index, env in enumerate(envs[1:], 1):
+        if env.observation_space != first.observation_space or env.action_space != first.action_space:
+            raise ValueError(f"env {index} of this worker has other spaces than its first env "
+                             f"({env.observation_space}, {env.action_space} vs {first.observation_space}, "
+                             f"{first.action_space}): every env of a pool must have the same spaces")
+    report = {"observation_space": first.observation_space, "action_space": first.action_space, "info": None}
+    if probe_seed is not None:
+        _, info = first.reset(seed=probe_seed)
+        report["info"] = info
+    return report
+
+
+def load_process_module(path: str):
+    spec = importlib.util.spec_from_file_location("torchpool._process", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def serve(process, channel, region: memoryview, plan: dict, envs: list | None, build_error: str | None) -> None:
+    """Answers requests until take() says to exit. The hot loop of the process pool."""
+    import numpy as np
+
+    def column(offset: int, dtype, shape) -> np.ndarray:
+        return np.ndarray((plan["num_envs"], *shape), dtype=dtype, buffer=region, offset=offset)
+
+    offsets = plan["offsets"]
+    rewards = column(offsets["rewards"], np.float64, ())
+    terminated = column(offsets["terminated"], np.bool_, ())
+    truncated = column(offsets["truncated"], np.bool_, ())
+    actions = column(offsets["actions"], np.float64, (max(plan["action_size"], 1),))
+    # (column, path into the observation) per observation field, then (column, info key) per extra.
+    fields = [(column(offset, dtype, shape), path)
+              for offset, (path, dtype, shape) in zip(offsets["columns"], plan["fields"])]
+    extras = [(column(offset, dtype, shape), key)
+              for offset, (key, dtype, shape) in zip(offsets["columns"][len(fields):], plan["extras"])]
+    convert = action_converter(plan["action"], actions, np)
+    single = fields[0][0] if len(fields) == 1 and fields[0][1] == () else None
+
+    first = channel.first_env
+    requests = np.zeros((max(channel.env_count, 1), 3), dtype=np.int64)
+    address = requests.ctypes.data
+    take, finish, fail = channel.take, channel.finish, channel.fail
+    op_step = process.OP_STEP
+    started = set()  # envs reset by this process: a restarted worker's envs must reset before they step
+    while True:
+        count = take(address)
+        if count < 0:
+            return
+        for env, op, seed in requests[:count].tolist():
+            try:
+                if envs is None:
+                    raise RuntimeError(f"env {env}'s worker process could not build its envs:\n{build_error}")
+                if op == op_step:
+                    if env not in started:
+                        raise RuntimeError(f"env {env}'s worker process was restarted since its last reset; "
+                                           "the env starts a new episode")
+                    observation, reward, term, trunc, info = envs[env - first].step(convert(env))
+                    rewards[env] = reward
+                    terminated[env] = term
+                    truncated[env] = trunc
+                else:
+                    observation, info = envs[env - first].reset(seed=None if seed < 0 else seed)
+                    started.add(env)
+                if single is not None:
+                    single[env] = observation
+                else:
+                    for target, path in fields:
+                        value = observation
+                        for key in path:
+                            value = value[key]
+                        target[env] = value
+                for target, key in extras:
+                    target[env] = info.get(key, 0)
+                finish(env)
+            except Exception:
+                fail(env, traceback.format_exc())
+
+
+def action_converter(action: tuple, actions, np):
+    """env id -> the action the env's step() takes, from the region's float64 row."""
+    kind, dtype, shape = action
+    if kind == "discrete":
+        column = actions[:, 0]
+        return lambda env: int(column[env])
+    return lambda env: actions[env].astype(dtype).reshape(shape)
+
+
+def main() -> None:
+    # Ctrl-C is the parent's to handle (README, Guarantees): a worker never stops half-way through a step.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    process = load_process_module(sys.argv[2])
+    setup = receive_message(sock)
+    sys.path[:] = setup["sys_path"]
+    envs, build_error = None, None
+    try:
+        payload = receive_message(sock)
+        envs = build_envs(payload)
+        report = describe(envs, payload["probe_seed"])
+        try:
+            pickle.dumps(report)
+        except Exception:  # an info value that does not pickle: its keys are all the parent needs
+            report["info"] = {key: None for key in report["info"]}
+        send_message(sock, ("built", report))
+    except BaseException:
+        build_error = traceback.format_exc()
+        send_message(sock, ("error", build_error))
+        envs = None
+    try:
+        message, fds = receive_message(sock, with_fds=True)
+    except (EOFError, ConnectionError):  # the pool gave up on starting (another worker failed)
+        return
+    plan = message[1]
+    region_map = mmap.mmap(fds[0], plan["offsets"]["total"])
+    os.close(fds[0])
+    region = memoryview(region_map)
+    import numpy as np
+
+    base = np.frombuffer(region, dtype=np.uint8).ctypes.data
+    channel = process.WorkerChannel(base, plan["layout"], plan["worker"], plan["spin_polls"])
+    send_message(sock, ("ready", None))
+    serve(process, channel, region, plan, envs, build_error)
+
+
+if __name__ == "__main__":
+    main()
