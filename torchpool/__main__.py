@@ -37,6 +37,9 @@ def _list(args: argparse.Namespace) -> None:
     for record in built:
         kwargs = ", ".join(f"{name}={value!r}" for name, value in record["kwargs"].items())
         print(f"{record['env_id']:28s} {kwargs}  [{record['env_class']} in {record['header']}]")
+    print("\nAny Gymnasium env also runs, in worker processes: prefix its id with 'gymnasium:' "
+          "(torchpool.make('gymnasium:LunarLander-v3', num_envs=16), python -m torchpool train "
+          "gymnasium:LunarLander-v3), or pass torchpool.make a function that returns a gymnasium.Env.")
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -96,7 +99,7 @@ def _demo(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
-    from .train.ppo import Args, train
+    from .train.ppo import Args, file_stem, train
 
     settings = args.settings  # main() looked the recipe up
     for name in ("total_frames", "num_envs", "device", "seed", "out_dir", "target_return", "max_seconds"):
@@ -108,7 +111,7 @@ def _train(args: argparse.Namespace) -> None:
     if args.tensorboard:
         settings["tensorboard"] = True
     result = train(Args(env_id=args.env_id, **settings))
-    stem = f"{result['args']['out_dir']}/ppo_{args.env_id}"
+    stem = f"{result['args']['out_dir']}/ppo_{file_stem(args.env_id)}"
     run = f"{result['frames']:,} frames in {result['wall_seconds']:.1f} s ({result['frames_per_s']:,.0f} frames/s)"
     if math.isnan(result["final_mean_return"]):  # no episode ended: there is no return to average
         print(f"{args.env_id}: no episode finished in {run}; give it more --total-frames")

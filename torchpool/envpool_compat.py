@@ -62,7 +62,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from ._workers.process_pool import is_process_env
+from ._workers import is_process_env
 from .pool import FIXED_KEYS, Pool
 from .pool import make as _make_pool
 from .specs import BoxSpec, DictSpec, DiscreteSpec

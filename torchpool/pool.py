@@ -34,6 +34,7 @@ import torch
 from . import _core, _family_modules, errors, registry
 from ._cpus import available_cpus
 from ._held import HeldWatch
+from ._workers import is_process_env
 from .output_targets import OutputTargets
 from .specs import BoxSpec, DictSpec, DiscreteSpec, action_spec, observation_spec
 
@@ -726,9 +727,9 @@ def make(env_id: Any, num_envs: int = 8, batch_size: int | None = None, num_thre
     ``ProcessPool`` (the same API) whose envs step in ``num_workers`` worker
     processes; ``env_kwargs`` gives env ``i`` its own constructor kwargs.
     """
-    from ._workers.process_pool import ProcessPool, is_process_env
-
     if is_process_env(env_id):
+        from ._workers.process_pool import ProcessPool
+
         if num_threads is not None or obs_dtype is not None:
             raise ValueError("num_threads and obs_dtype apply to torchpool's C++ envs; a pool of Python envs "
                              "takes num_workers (its processes) and keeps each observation's own dtype")

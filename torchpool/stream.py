@@ -51,7 +51,7 @@ from torch.utils.data import IterableDataset
 
 from . import registry
 from ._held import HeldWatch
-from ._workers.process_pool import is_process_env
+from ._workers import is_process_env
 from .output_targets import OutputTargets
 from .policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
 from .pool import Pool, draw_seed, make

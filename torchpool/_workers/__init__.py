@@ -5,3 +5,15 @@ and talks to it until it serves; ``supervisor`` restarts dead workers;
 ``spaces`` maps Gymnasium spaces to the core's fields; ``worker`` is the
 script each worker process runs.
 """
+
+from typing import Any
+
+GYMNASIUM_PREFIX = "gymnasium:"
+
+
+def is_process_env(env: Any) -> bool:
+    """Whether ``torchpool.make(env)`` makes a process pool: a callable, a list of them, or ``"gymnasium:<id>"``."""
+    if isinstance(env, str):
+        return env.startswith(GYMNASIUM_PREFIX)
+    return callable(env) or (isinstance(env, (list, tuple)) and len(env) > 0
+                             and all(callable(f) for f in env))

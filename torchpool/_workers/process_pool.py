@@ -22,10 +22,9 @@ import torch
 from .. import _core
 from .._cpus import available_cpus
 from ..pool import DEFAULT_SPIN_POLLS, Pool, _checked_seed, _positive_int, draw_seed
-from . import launch, spaces
+from . import GYMNASIUM_PREFIX, launch, spaces
 from .supervisor import Supervisor
 
-GYMNASIUM_PREFIX = "gymnasium:"
 # Bytes of traceback text an env's error keeps.
 _ERROR_BYTES = 16384
 # How long a step is taken to cost, for the core's schedule: costly (one env
@@ -45,13 +44,6 @@ def _process_module():
     from .. import _process
 
     return _process
-
-
-def is_process_env(env: Any) -> bool:
-    """Whether ``torchpool.make(env)`` makes a process pool: a callable, a list of them, or ``"gymnasium:<id>"``."""
-    if isinstance(env, str):
-        return env.startswith(GYMNASIUM_PREFIX)
-    return callable(env) or (isinstance(env, (list, tuple)) and len(env) > 0 and all(callable(f) for f in env))
 
 
 def _gymnasium_make(env_id: str, **kwargs: Any):

@@ -505,17 +505,22 @@ def play_fresh_games(agent: Policy, args: Args, device: torch.device) -> dict:
     return {"games": args.eval_games, "mean_return": float(np.mean(scores)), "returns": scores}
 
 
+def file_stem(env_id: str) -> str:
+    """The env id as a file name: "gymnasium:LunarLander-v3" is "gymnasium_LunarLander-v3"."""
+    return env_id.replace(":", "_").replace("/", "_")
+
+
 def _tensorboard_writer(args: Args):
     try:
         from torch.utils.tensorboard import SummaryWriter
     except ImportError as error:
         raise ImportError("tensorboard=True needs the tensorboard package: pip install tensorboard") from error
-    return SummaryWriter(str(Path(args.out_dir) / "tensorboard" / f"{args.env_id}_{args.seed}"))
+    return SummaryWriter(str(Path(args.out_dir) / "tensorboard" / f"{file_stem(args.env_id)}_{args.seed}"))
 
 
 def _save(agent: Policy, result: dict, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"ppo_{result['env_id']}"
+    stem = out_dir / f"ppo_{file_stem(result['env_id'])}"
     torch.save(agent.state_dict(), f"{stem}.pt")
     Path(f"{stem}.json").write_text(json.dumps(result, indent=1))
     if not result["curve"]:

@@ -66,6 +66,7 @@ struct alignas(64) RegionHeader {
 // it read before the re-check; the other side changes that word, fences, and
 // wakes only if the sleeper announced itself. So a wake costs a syscall only
 // when someone really sleeps.
+//
 // NOTE [Yielding spins]. Before it sleeps, each side polls with
 // sched_yield() between polls (about a thousand times, well under a
 // millisecond when the core is free). A futex wake-up costs tens of

@@ -1,0 +1,322 @@
+"""How fast does torchpool step Python envs, next to the vector envs users would otherwise pick?
+
+Systems, each built fresh for its turn (idle workers of one would disturb
+another; PufferLib's spin), in interleaved rounds whose order rotates:
+a bare one-env loop (one process: the ceiling of one core); torchpool's
+process pool, sync and async (``batch_size = num_envs / 2``); Gymnasium's
+``SyncVectorEnv`` and ``AsyncVectorEnv(shared_memory=True)``; torchrl's
+``ParallelEnv`` of ``GymEnv``; SB3's ``SubprocVecEnv``; PufferLib's
+``Multiprocessing`` vector env with 1 and 2 workers, sync and async
+(``pip install --no-deps pufferlib-core``; skipped when missing).
+
+Envs: Gymnasium's Python ``CartPole-v1`` (cheap), Gymnasium's ``Ant-v5``
+through the mujoco bindings (costly), and ``uneven_env.UnevenEnv`` (each
+step computes 0.1-2 ms). Actions are drawn before the timed loop; outputs
+stay as each system delivers them. Rates are env steps per second (one env
+advancing once), medians over the rounds.
+
+    python benchmarks/python_envs.py --record
+    python benchmarks/python_envs.py --envs CartPole-v1 --rounds 1   # a quick look
+    python benchmarks/python_envs.py --spins                          # NOTE [Yielding spins]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import torch
+
+import torchpool
+from torchpool import bench
+from torchpool._workers import process_pool
+
+HERE = Path(__file__).resolve().parent
+ENVS = ("CartPole-v1", "Ant-v5", "uneven")
+
+
+def env_fn(env: str) -> Callable[[], gymnasium.Env]:
+    if env == "uneven":
+        import uneven_env
+
+        return uneven_env.make_uneven
+    return functools.partial(gymnasium.make, env)
+
+
+def actions_for(space, count: int, num_envs: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return [rng.integers(0, space.n, num_envs) for _ in range(count)]
+    return [rng.uniform(-1, 1, (num_envs, *space.shape)).astype(space.dtype) for _ in range(count)]
+
+
+def timed(step: Callable[[int], int], seconds: float, warmup: float = 0.3) -> float:
+    """Env steps/s of ``step(i)`` (which returns the env steps it made), after a warm-up."""
+    for phase in (warmup, seconds):
+        start, steps, i = time.perf_counter(), 0, 0
+        while time.perf_counter() - start < phase:
+            steps += step(i)
+            i += 1
+    return steps / (time.perf_counter() - start)
+
+
+# ---- the systems: each returns (step, close) --------------------------------
+
+def bare_loop(env: str, num_envs: int):
+    one = env_fn(env)()
+    one.reset(seed=0)
+    acts = actions_for(one.action_space, 256, 1)
+
+    def step(i):
+        _, _, terminated, truncated, _ = one.step(acts[i % 256][0])
+        if terminated or truncated:
+            one.reset()
+        return 1
+    return step, one.close
+
+
+def torchpool_sync(env: str, num_envs: int, workers: int | None = None):
+    pool = torchpool.make(env_fn(env), num_envs=num_envs, num_workers=workers)
+    pool.reset()
+    acts = [torch.as_tensor(a) for a in actions_for(pool.action_space, 256, num_envs)]
+
+    def step(i):
+        pool.step(acts[i % 256])
+        return num_envs
+    return step, pool.close
+
+
+def torchpool_async(env: str, num_envs: int):
+    batch = num_envs // 2
+    pool = torchpool.make(env_fn(env), num_envs=num_envs, batch_size=batch)
+    pool.async_reset()
+    acts = [torch.as_tensor(a) for a in actions_for(pool.action_space, 256, batch)]
+
+    def step(i):
+        td = pool.recv()
+        pool.send(acts[i % 256], td["env_id"])
+        return batch
+    return step, pool.close
+
+
+def gymnasium_vector(kind: str):
+    def make(env: str, num_envs: int):
+        fns = [env_fn(env)] * num_envs
+        if kind == "sync":
+            envs = gymnasium.vector.SyncVectorEnv(fns)
+        else:
+            envs = gymnasium.vector.AsyncVectorEnv(fns, shared_memory=True)
+        envs.reset(seed=0)
+        acts = actions_for(envs.single_action_space, 256, num_envs)
+
+        def step(i):
+            envs.step(acts[i % 256])
+            return num_envs
+        return step, envs.close
+    return make
+
+
+def torchrl_parallel(env: str, num_envs: int):
+    from torchrl.envs import GymEnv, ParallelEnv
+
+    factory = env_fn(env)
+    envs = ParallelEnv(num_envs, functools.partial(GymEnv, factory().spec.id) if env != "uneven"
+                       else functools.partial(_torchrl_wrap, factory))
+    td = envs.reset()
+    space = factory().action_space
+    acts = [torch.as_tensor(a) for a in actions_for(space, 256, num_envs)]
+    if isinstance(space, gymnasium.spaces.Discrete):  # torchrl's GymEnv takes one-hot discrete actions
+        acts = [torch.nn.functional.one_hot(a, space.n) for a in acts]
+
+    def step(i):
+        td.set("action", acts[i % 256])
+        envs.step_and_maybe_reset(td)
+        return num_envs
+    return step, envs.close
+
+
+def _torchrl_wrap(factory):
+    from torchrl.envs import GymWrapper
+
+    return GymWrapper(factory())
+
+
+def sb3_subproc(env: str, num_envs: int):
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    envs = SubprocVecEnv([env_fn(env)] * num_envs)
+    envs.reset()
+    acts = actions_for(envs.action_space, 256, num_envs)
+
+    def step(i):
+        envs.step(acts[i % 256])
+        return num_envs
+    return step, envs.close
+
+
+def pufferlib_vector(workers: int, asynchronous: bool = False):
+    def make(env: str, num_envs: int):
+        import pufferlib.emulation
+        import pufferlib.vector
+
+        creator = functools.partial(pufferlib.emulation.GymnasiumPufferEnv, env_creator=env_fn(env))
+        batch = num_envs // 2 if asynchronous else num_envs
+        envs = pufferlib.vector.make(creator, num_envs=num_envs, num_workers=workers, batch_size=batch,
+                                     backend=pufferlib.vector.Multiprocessing)
+        acts = actions_for(envs.single_action_space, 256, batch)
+        if asynchronous:
+            envs.async_reset(0)
+
+            def step(i):
+                envs.recv()
+                envs.send(acts[i % 256])
+                return batch
+        else:
+            envs.reset(0)
+
+            def step(i):
+                envs.step(acts[i % 256])
+                return num_envs
+        return step, envs.close
+    return make
+
+
+def pufferlib_available() -> bool:
+    try:
+        import pufferlib.vector  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+SYSTEMS: dict[str, Callable] = {
+    "bare loop (1 env, 1 process)": bare_loop,
+    "torchpool sync": torchpool_sync,
+    "torchpool async": torchpool_async,
+    "Gymnasium SyncVectorEnv": gymnasium_vector("sync"),
+    "Gymnasium AsyncVectorEnv(shm)": gymnasium_vector("async"),
+    "torchrl ParallelEnv": torchrl_parallel,
+    "SB3 SubprocVecEnv": sb3_subproc,
+    "PufferLib Multiprocessing, 1 worker": pufferlib_vector(1),
+    "PufferLib Multiprocessing, 2 workers": pufferlib_vector(2),
+    "PufferLib Multiprocessing, 2 workers, async": pufferlib_vector(2, asynchronous=True),
+}
+# Seconds each system steps per round, by env (the costly ones step slower).
+SECONDS = {"CartPole-v1": 2.0, "Ant-v5": 3.0, "uneven": 3.0}
+
+
+def run(envs: list[str], systems: list[str], rounds: int, num_envs: int) -> dict:
+    results = {env: {name: [] for name in systems} for env in envs}
+    for r in range(rounds):
+        for env in envs:
+            order = systems[r % len(systems):] + systems[:r % len(systems)]
+            for name in order:
+                step, close = SYSTEMS[name](env, num_envs)
+                try:
+                    rate = timed(step, SECONDS[env])
+                finally:
+                    close()
+                results[env][name].append(rate)
+                print(f"round {r + 1}/{rounds}  {env:12s} {name:45s} {rate:12,.0f} steps/s", flush=True)
+    return {env: {name: statistics.median(rates) for name, rates in by.items()} for env, by in results.items()}
+
+
+def spins(num_envs: int, rounds: int) -> None:
+    """NOTE [Yielding spins]: the process pool with and without yielding polls before sleeping."""
+    settings = [(0, 0), (100, 100), (1000, 1000), (10000, 10000)]
+    rates = {s: [] for s in settings}
+    for _ in range(rounds):
+        for parent, worker in settings:
+            process_pool._PARENT_SPIN_POLLS, process_pool._WORKER_SPIN_POLLS = parent, worker
+            step, close = torchpool_sync("CartPole-v1", num_envs)
+            rates[(parent, worker)].append(timed(step, 2.0))
+            close()
+    for (parent, worker), values in rates.items():
+        print(f"parent {parent:6d} worker {worker:6d} yields: {statistics.median(values):10,.0f} steps/s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=ENVS)
+    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--spins", action="store_true", help="compare the yielding polls' settings")
+    parser.add_argument("--record", action="store_true", help="write RESULTS.md's section and python_envs.png")
+    args = parser.parse_args()
+    if args.spins:
+        return spins(args.num_envs, args.rounds)
+    systems = [name for name in SYSTEMS if pufferlib_available() or "PufferLib" not in name]
+    results = run(args.envs, systems, args.rounds, args.num_envs)
+    summary = summarize(results)
+    for line in summary:
+        print(line)
+    if args.record:
+        record(results, summary, args)
+
+
+def summarize(results: dict) -> list[str]:
+    lines = []
+    workers = torchpool.available_cpus()
+    for env, rates in results.items():
+        ours, ours_async = rates["torchpool sync"], rates["torchpool async"]
+        others = {name: rate for name, rate in rates.items() if not name.startswith(("torchpool", "bare"))}
+        best = max(others, key=others.get)
+        bare = rates["bare loop (1 env, 1 process)"]
+        lines.append(f"{env}: torchpool sync {ours / rates['Gymnasium SyncVectorEnv']:.2f}x SyncVectorEnv, "
+                     f"{ours / rates['Gymnasium AsyncVectorEnv(shm)']:.2f}x AsyncVectorEnv(shm), "
+                     f"{max(ours, ours_async) / others[best]:.2f}x the best other ({best}); "
+                     f"async {ours_async / ours:.2f}x sync; "
+                     f"{max(ours, ours_async) / (workers * bare):.0%} of the ideal ({workers} x the bare loop)")
+        if env == "CartPole-v1":
+            cost_us = (workers / ours - 1 / bare) * 1e6
+            lines.append(f"{env}: the pool's own cost per env step and core: {cost_us:.2f} us "
+                         f"({workers} cores / {ours:,.0f} steps/s - 1 / {bare:,.0f} steps/s)")
+    return lines
+
+
+def record(results: dict, summary: list[str], args) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    info = bench.machine(("gymnasium", "torchrl", "stable_baselines3", "pufferlib"))
+    begin, end = "<!-- python-envs:begin -->", "<!-- python-envs:end -->"
+    envs = list(results)
+    systems = list(results[envs[0]])
+    lines = [begin, "## Python envs in worker processes (benchmarks/python_envs.py)", "",
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
+             f"{info['ram']}; {info['os']}; {info['versions']}.",
+             f"{args.num_envs} envs; async batches of {args.num_envs // 2}; torchpool with its default "
+             f"{torchpool.available_cpus()} worker processes; each system built fresh for its turn, "
+             f"{args.rounds} interleaved rounds ({', '.join(f'{e} {s:.0f} s' for e, s in SECONDS.items())} each); "
+             "medians, env steps/s.", "",
+             "| system | " + " | ".join(envs) + " |", "|---|" + "---:|" * len(envs)]
+    for name in systems:
+        lines.append(f"| {name} | " + " | ".join(f"{results[env][name]:,.0f}" for env in envs) + " |")
+    lines += [""] + [f"- {line}" for line in summary] + ["", "![python_envs](python_envs.png)", end]
+    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
+    fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4.2))
+    for ax, env in zip(np.atleast_1d(axes), envs):
+        names = [n for n in systems if not n.startswith("bare")]
+        values = [results[env][n] for n in names]
+        colors = ["tab:orange" if n.startswith("torchpool") else "tab:blue" for n in names]
+        ax.barh(range(len(names)), values, color=colors)
+        ax.axvline(results[env]["bare loop (1 env, 1 process)"], color="k", ls="--", lw=1, label="bare loop, 1 core")
+        ax.set_yticks(range(len(names)), names if ax is np.atleast_1d(axes)[0] else [""] * len(names), fontsize=8)
+        ax.set_title(f"{env}, {args.num_envs} envs")
+        ax.set_xlabel("env steps/s")
+        ax.legend(fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(HERE / "python_envs.png", dpi=120)
+
+
+if __name__ == "__main__":
+    main()
