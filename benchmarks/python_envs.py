@@ -18,6 +18,7 @@ advancing once), medians over the rounds.
     python benchmarks/python_envs.py --record
     python benchmarks/python_envs.py --envs CartPole-v1 --rounds 1   # a quick look
     python benchmarks/python_envs.py --spins                          # NOTE [Yielding spins]
+    python benchmarks/python_envs.py --modes                          # the core schedule it runs under
 """
 
 from __future__ import annotations
@@ -241,16 +242,37 @@ def spins(num_envs: int, rounds: int) -> None:
         print(f"parent {parent:6d} worker {worker:6d} yields: {statistics.median(values):10,.0f} steps/s")
 
 
+def modes(num_envs: int, rounds: int) -> None:
+    """Which core schedule collects the answers fastest: the declared step cost (and threads) picks it."""
+    settings = {"caller_runs_items": (1000.0, 1), "caller_only / workers": (50e3, 1),
+                "workers": (20e6, 1), "caller_as_worker": (20e3, 2)}
+    rates = {(name, kind): [] for name in settings for kind in ("sync", "async")}
+    saved = process_pool._STEP_COST_NS, process_pool._THREADS
+    for _ in range(rounds):
+        for name, (cost, threads) in settings.items():
+            process_pool._STEP_COST_NS, process_pool._THREADS = cost, threads
+            for kind, make in (("sync", torchpool_sync), ("async", torchpool_async)):
+                step, close = make("CartPole-v1", num_envs)
+                rates[(name, kind)].append(timed(step, 2.0))
+                close()
+    process_pool._STEP_COST_NS, process_pool._THREADS = saved
+    for (name, kind), values in rates.items():
+        print(f"{name:24s} {kind:5s} {statistics.median(values):10,.0f} steps/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=ENVS)
     parser.add_argument("--num-envs", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--spins", action="store_true", help="compare the yielding polls' settings")
+    parser.add_argument("--modes", action="store_true", help="compare the core's schedules for the process family")
     parser.add_argument("--record", action="store_true", help="write RESULTS.md's section and python_envs.png")
     args = parser.parse_args()
     if args.spins:
         return spins(args.num_envs, args.rounds)
+    if args.modes:
+        return modes(args.num_envs, args.rounds)
     systems = [name for name in SYSTEMS if pufferlib_available() or "PufferLib" not in name]
     results = run(args.envs, systems, args.rounds, args.num_envs)
     summary = summarize(results)

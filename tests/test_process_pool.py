@@ -17,7 +17,6 @@ import python_envs
 import torch
 
 import torchpool
-from torchpool.testing import inject_interrupts
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process pools need Linux")
 
@@ -238,23 +237,38 @@ def test_a_worker_killed_from_outside_while_idle_fails_its_envs_once():
         assert td["observation"].flatten().tolist() == [0.0, 0.0, 3.0, 3.0]
 
 
-def test_ctrl_c_interrupts_a_long_step_and_leaves_no_step_behind():
-    # Steps of 30 ms are cut short by Ctrl-C polls (every 20 ms); an
-    # interrupted step is waited out in the workers, never left half-done:
-    # afterwards each env's count goes on by exactly one per step.
-    with torchpool.make(python_envs.CounterEnv, num_envs=4, num_workers=2, sleep_ms=30) as pool:
-        pool.reset()
-        interrupted = 0
-        with inject_interrupts(2):
-            for _ in range(8):
-                try:
-                    pool.step(torch.zeros(4, dtype=torch.int64))
-                except KeyboardInterrupt:
-                    interrupted += 1
-        assert interrupted > 0 and pool.in_flight == 0
-        first = pool.step(torch.zeros(4, dtype=torch.int64))["observation"].clone()
-        second = pool.step(torch.zeros(4, dtype=torch.int64))["observation"]
-        assert (second - first).flatten().tolist() == [1.0] * 4
+@pytest.mark.parametrize("sync", [True, False])
+def test_ctrl_c_during_a_step_leaves_no_step_behind(sync):
+    # A real SIGINT lands while the workers step (30 ms each): the envs' steps
+    # are never cut half-way (workers ignore SIGINT), KeyboardInterrupt is
+    # raised, and afterwards each env's count goes on by exactly one per step.
+    with torchpool.make(python_envs.CounterEnv, num_envs=4, num_workers=2, sleep_ms=30,
+                        batch_size=None if sync else 2) as pool:
+        before = pool.worker_pids
+        zeros = torch.zeros(4 if sync else 2, dtype=torch.int64)
+        if sync:
+            pool.reset()
+        else:
+            pool.async_reset()
+            pool.recv(), pool.recv()
+        timer = threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            for _ in range(100):  # the interrupt surfaces in one of these
+                pool.step(zeros) if sync else pool.step(zeros, torch.tensor([0, 1]))
+        timer.join()
+        assert pool.worker_pids == before
+        if sync:
+            assert pool.in_flight == 0
+            first = pool.step(zeros)["observation"].clone()
+            second = pool.step(zeros)["observation"]
+            assert (second - first).flatten().tolist() == [1.0] * 4
+        else:  # an interrupted recv() leaves its envs in flight, and the next recv() returns them
+            ids = pool.recv()["env_id"] if pool.in_flight else torch.tensor([0, 1])
+            assert pool.in_flight == 0
+            first = pool.step(zeros, ids)["observation"].clone()
+            second = pool.step(zeros, ids)["observation"]
+            assert (second - first).flatten().tolist() == [1.0] * 2
 
 
 def test_make_refuses_bad_env_fns_before_any_batch():

@@ -51,12 +51,9 @@ from torch.utils.data import IterableDataset
 
 from . import registry
 from ._held import HeldWatch
-from ._workers import is_process_env
-from .output_targets import OutputTargets
-from .policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
-from .pool import Pool, draw_seed, make
-from .prefetch import Prefetcher, policy_module, snapshot_policy
-from .rollout_batch import (
+from ._stream.policy_call import call_policy, is_tensordict_module, policy_result, wrong_action_shape
+from ._stream.prefetch import Prefetcher, policy_module, snapshot_policy
+from ._stream.rollout_batch import (
     as_records,
     empty_batch,
     final_key,
@@ -66,6 +63,9 @@ from .rollout_batch import (
     observation_keys,
     under_next,
 )
+from ._workers import is_process_env
+from .output_targets import OutputTargets
+from .pool import Pool, draw_seed, make
 
 if TYPE_CHECKING:  # tensordict is imported with the first pool: it pulls in torch._dynamo (~1 s)
     from tensordict import TensorDict

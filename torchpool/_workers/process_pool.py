@@ -27,12 +27,14 @@ from .supervisor import Supervisor
 
 # Bytes of traceback text an env's error keeps.
 _ERROR_BYTES = 16384
-# How long a step is taken to cost, for the core's schedule: costly (one env
-# per work item, so a recv() returns as soon as its batch is in) and long
-# enough for the "workers" mode, where a core thread collects the answers
-# while the caller sleeps polling Ctrl-C (a Python step may take seconds).
-# As fast as the caller collecting them itself (benchmarks/python_envs.py).
-_STEP_COST_NS = 20e6
+# The step cost the family declares to the core's schedule: a cheap one, so
+# the calling thread collects the answers itself while it waits (mode
+# "caller_runs_items", one core thread): no thread hand-off per call. The
+# workers' steps run in parallel whoever collects; measured against the
+# "workers" and "caller_as_worker" modes in benchmarks/python_envs.py
+# (--modes). Ctrl-C is then raised once the steps under way have answered.
+_STEP_COST_NS = 1000.0
+_THREADS = 1
 # Yields before a waiting side sleeps: the parent for an answer, a worker for
 # a request (NOTE [Yielding spins] in csrc/envs/process/shared_region.h).
 # benchmarks/python_envs.py --spins compares settings.
@@ -221,7 +223,7 @@ class ProcessPool(Pool):
             self._region_address, layout_args, [c.core_field() for c in columns], action.core,
             [(key, spaces._CODES[dtype.name], list(shape)) for key, dtype, shape in extras],
             0 if max_episode_steps is None else max_episode_steps, _STEP_COST_NS, _PARENT_SPIN_POLLS)
-        self._open(process.family_plugin, "Process", {"region": float(key)}, layout_args[0], batch_size, 1, seed,
+        self._open(process.family_plugin, "Process", {"region": float(key)}, layout_args[0], batch_size, _THREADS, seed,
                    autoreset, torch.float32, -1, -1, spin_polls, pin_memory, 0)
         self.observation_spec = spaces.observation_spec(first["observation_space"], columns)
         self.action_spec = action.spec

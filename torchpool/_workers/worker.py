@@ -97,20 +97,19 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
         return np.ndarray((plan["num_envs"], *shape), dtype=dtype, buffer=region, offset=offset)
 
     offsets = plan["offsets"]
-    rewards = column(offsets["rewards"], np.float64, ())
-    terminated = column(offsets["terminated"], np.bool_, ())
-    truncated = column(offsets["truncated"], np.bool_, ())
     actions = column(offsets["actions"], np.float64, (max(plan["action_size"], 1),))
     # (column, path into the observation) per observation field, then (column, info key) per extra.
     fields = [(column(offset, dtype, shape), path)
               for offset, (path, dtype, shape) in zip(offsets["columns"], plan["fields"])]
     extras = [(column(offset, dtype, shape), key)
               for offset, (key, dtype, shape) in zip(offsets["columns"][len(fields):], plan["extras"])]
-    convert = action_converter(plan["action"], actions, np)
+    kind, action_dtype, action_shape = plan["action"]
+    discrete = kind == "discrete"
     single = fields[0][0] if len(fields) == 1 and fields[0][1] == () else None
 
     first = channel.first_env
-    requests = np.zeros((max(channel.env_count, 1), 3), dtype=np.int64)
+    by_id = [None] * first + (envs or [])  # envs[env], by the pool's env id
+    requests = np.zeros((max(channel.env_count, 1), 4), dtype=np.int64)
     address = requests.ctypes.data
     take, finish, fail = channel.take, channel.finish, channel.fail
     op_step = process.OP_STEP
@@ -119,7 +118,7 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
         count = take(address)
         if count < 0:
             return
-        for env, op, seed in requests[:count].tolist():
+        for env, op, seed, index in requests[:count].tolist():
             try:
                 if envs is None:
                     raise RuntimeError(f"env {env}'s worker process could not build its envs:\n{build_error}")
@@ -127,12 +126,11 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
                     if env not in started:
                         raise RuntimeError(f"env {env}'s worker process was restarted since its last reset; "
                                            "the env starts a new episode")
-                    observation, reward, term, trunc, info = envs[env - first].step(convert(env))
-                    rewards[env] = reward
-                    terminated[env] = term
-                    truncated[env] = trunc
+                    action = index if discrete else actions[env].astype(action_dtype).reshape(action_shape)
+                    observation, reward, term, trunc, info = by_id[env].step(action)
                 else:
-                    observation, info = envs[env - first].reset(seed=None if seed < 0 else seed)
+                    observation, info = by_id[env].reset(seed=None if seed < 0 else seed)
+                    reward, term, trunc = 0.0, False, False
                     started.add(env)
                 if single is not None:
                     single[env] = observation
@@ -144,18 +142,9 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
                         target[env] = value
                 for target, key in extras:
                     target[env] = info.get(key, 0)
-                finish(env)
+                finish(env, reward, term, trunc)
             except Exception:
                 fail(env, traceback.format_exc())
-
-
-def action_converter(action: tuple, actions, np):
-    """env id -> the action the env's step() takes, from the region's float64 row."""
-    kind, dtype, shape = action
-    if kind == "discrete":
-        column = actions[:, 0]
-        return lambda env: int(column[env])
-    return lambda env: actions[env].astype(dtype).reshape(shape)
 
 
 def main() -> None:

@@ -126,7 +126,7 @@ PYBIND11_MODULE(_process, m) {
             py::gil_scoped_release release;
             return channel.take(reinterpret_cast<int64_t*>(out));
           },
-          "Waits for requests; fills (env, op, seed) triples at `out`, returns their count (-1: exit).")
+          "Waits for requests; fills (env, op, seed, action index) rows at `out`, returns their count (-1: exit).")
       .def("finish", &WorkerChannel::finish)
       .def("fail", &WorkerChannel::fail);
 

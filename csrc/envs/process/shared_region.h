@@ -142,6 +142,10 @@ class Region {
   double& reward(size_t i) const { return reinterpret_cast<double*>(base_ + layout_.rewards)[i]; }
   bool terminated(size_t i) const { return base_[layout_.terminated + i] != 0; }
   bool truncated(size_t i) const { return base_[layout_.truncated + i] != 0; }
+  void set_flags(size_t i, bool terminated, bool truncated) const {
+    base_[layout_.terminated + i] = terminated;
+    base_[layout_.truncated + i] = truncated;
+  }
   const uint8_t* column(size_t c, size_t i) const { return base_ + layout_.columns[c] + i * layout_.column_bytes[c]; }
   char* error(size_t i) const { return reinterpret_cast<char*>(base_ + layout_.errors + i * layout_.error_bytes); }
   const RegionLayout& layout() const { return layout_; }

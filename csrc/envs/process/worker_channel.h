@@ -40,7 +40,8 @@ class WorkerChannel {
   size_t first_env() const { return first_; }
   size_t env_count() const { return count_; }
 
-  // Fills `out` with (env, op, seed) triples of waiting requests; returns how
+  // Fills `out` with (env, op, seed, discrete action) rows of waiting requests
+  // (the action as an index, for a Discrete action space; else 0); returns how
   // many, or -1 when the worker should exit (shutdown, or the parent died).
   // Call with the GIL released.
   int64_t take(int64_t* out) {
@@ -69,8 +70,11 @@ class WorkerChannel {
     }
   }
 
-  // The answer of env `env` is written: publish it (the parent is woken by the next take()).
-  void finish(size_t env) {
+  // The answer of env `env` (its observation columns, written from Python) is
+  // complete with these: publish it (the parent is woken by the next take()).
+  void finish(size_t env, double reward, bool terminated, bool truncated) {
+    region_.reward(env) = reward;
+    region_.set_flags(env, terminated, truncated);
     EnvControl& control = region_.env(env);
     control.failed = 0;
     publish(env, control);
@@ -95,9 +99,11 @@ class WorkerChannel {
       const uint32_t request = control.request.load(std::memory_order_acquire);
       if (request == control.done.load(std::memory_order_relaxed)) continue;
       taken_[i] = request;
-      out[3 * found] = static_cast<int64_t>(env);
-      out[3 * found + 1] = control.op;
-      out[3 * found + 2] = control.seed;
+      int64_t* row = out + 4 * found;
+      row[0] = static_cast<int64_t>(env);
+      row[1] = control.op;
+      row[2] = control.seed;
+      row[3] = static_cast<int64_t>(region_.action(env)[0]);  // read by Python for Discrete actions only
       ++found;
     }
     return found;

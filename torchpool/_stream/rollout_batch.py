@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from .pool import FIXED_KEYS
+from ..pool import FIXED_KEYS
 
 # The fixed keys that have a place of their own in a batch; every other output
 # key (episode_return, episode_length, the family's extras) rides along under "next".
