@@ -377,7 +377,31 @@ def test_adapters_take_a_process_pool():
     observation, _ = envs.reset()
     assert observation.shape == (2, 4)
     envs.close()
+    with torchpool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=1) as pool:
+        from_pool = TorchPoolEnv.from_pool(pool)
+        assert from_pool.rollout(5)["next", "observation"].shape == (2, 5, 4)
+    from stable_baselines3 import PPO
+
+    from torchpool.rl_games import RlGamesVecEnv
+    from torchpool.sb3 import make_vec_env
+
+    sb3_envs = make_vec_env("gymnasium:CartPole-v1", n_envs=2, num_workers=1)
+    PPO("MlpPolicy", sb3_envs, n_steps=64, batch_size=64, n_epochs=1).learn(256)
+    sb3_envs.close()
+    rl_games_env = RlGamesVecEnv("torchpool", num_actors=2, env_id="gymnasium:CartPole-v1", num_workers=1)
+    observation = rl_games_env.reset()
+    assert tuple(observation.shape) == (2, 4)
+    rl_games_env.step(torch.zeros(2, dtype=torch.int64))
+    rl_games_env.close()
     stream = torchpool.stream(python_envs.CountingDictEnv, lambda td: torch.zeros(td.batch_size[0], 1), num_envs=2,
                               frames_per_batch=8, total_frames=16, num_workers=1)
     batches = list(stream)
     assert len(batches) == 2 and batches[0]["observation", "position"].shape == (2, 4, 2)
+
+
+def test_the_generic_ppo_recipe_trains_a_gymnasium_id(tmp_path):
+    from torchpool.train.ppo import Args, train
+
+    result = train(Args(env_id="gymnasium:CartPole-v1", total_frames=4096, num_envs=4, num_steps=64,
+                        out_dir=str(tmp_path), progress=False))
+    assert result["frames"] == 4096 and (tmp_path / "ppo_gymnasium_CartPole-v1.json").exists()

@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = parser.parse_args(argv)
     command_parser = commands.choices[args.command]
-    if getattr(args, "env_id", None) is not None:
+    if getattr(args, "env_id", None) is not None and not args.env_id.startswith("gymnasium:"):
         from . import registry
 
         try:

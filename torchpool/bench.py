@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from ._cpus import available_cpus
-from .pool import Pool
+from .pool import Pool, make
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def _time(call: Callable[[int], int], calls: int, warmup: int) -> tuple[float, f
 
 def run_torchpool(env_id: str, num_envs: int, calls: int, batch_size: int | None = None,
                   num_threads: int | None = None, warmup: int = 50, **make_kwargs) -> Result:
-    pool = Pool(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, **make_kwargs)
+    pool = make(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads, **make_kwargs)
     try:
         steps_per_s, us = _time(torchpool_calls(pool), calls, warmup)
     finally:
