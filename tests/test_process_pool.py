@@ -368,6 +368,11 @@ def test_adapters_take_a_process_pool():
     env = TorchPoolEnv("gymnasium:CartPole-v1", num_envs=2, num_workers=1)
     check_env_specs(env)
     env.close()
+    gym_id = torchpool.gym.register_env("gymnasium:CartPole-v1")
+    assert gym_id == "torchpool/gymnasium.CartPole-v1"
+    made = gymnasium.make_vec(gym_id, num_envs=2, num_workers=1)
+    assert made.observation_space.shape == (2, 4) and made.single_action_space == gymnasium.spaces.Discrete(2)
+    made.close()
     vector = TorchPoolVectorEnv("gymnasium:CartPole-v1", num_envs=2, num_workers=1)
     observation, _ = vector.reset(seed=0)
     assert observation.shape == (2, 4) and vector.single_action_space == gymnasium.spaces.Discrete(2)

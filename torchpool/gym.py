@@ -328,8 +328,13 @@ def register_envs() -> list[str]:
 
 
 def register_env(env_id: str) -> str:
-    """Registers ``torchpool/<env_id>`` with Gymnasium (idempotent; make_vec checks the id); returns it."""
-    gym_id = f"{NAMESPACE}/{env_id}"
+    """Registers ``torchpool/<env_id>`` with Gymnasium (idempotent; make_vec checks the id); returns it.
+
+    A Python env id, ``"gymnasium:<EnvId>"``, is registered as ``torchpool/gymnasium.<EnvId>``
+    (Gymnasium reads a colon in an id as ``module:EnvId``), its envs stepped in worker processes:
+    ``gymnasium.make_vec(torchpool.gym.register_env("gymnasium:LunarLander-v3"), num_envs=16)``.
+    """
+    gym_id = f"{NAMESPACE}/{env_id.replace(':', '.')}"
     if gym_id not in gymnasium.registry:
         gymnasium.register(id=gym_id, vector_entry_point=f"{__name__}:VectorEnv", kwargs={"env_id": env_id})
     return gym_id

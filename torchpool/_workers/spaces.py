@@ -28,32 +28,26 @@ _WIDENED = {np.dtype("int8"): "int32", np.dtype("int16"): "int32", np.dtype("uin
 _CODES = dict(_core.DTYPE_CODES)
 
 
-@dataclass(frozen=True)
-class SpaceBoxSpec(BoxSpec):
-    """A ``BoxSpec`` of a Python env's space; ``to_gymnasium()`` is that space."""
-
-    space: Any = None
+class _KeepsSpace:
+    """A spec of a Python env's space: ``to_gymnasium()`` is that space, unchanged."""
 
     def to_gymnasium(self):
         return self.space
 
 
 @dataclass(frozen=True)
-class SpaceDictSpec(DictSpec):
-    """A ``DictSpec`` of a Python env's ``Dict`` or ``Tuple`` space; ``to_gymnasium()`` is that space."""
-
+class SpaceBoxSpec(_KeepsSpace, BoxSpec):
     space: Any = None
-
-    def to_gymnasium(self):
-        return self.space
 
 
 @dataclass(frozen=True)
-class SpaceDiscreteSpec(DiscreteSpec):
+class SpaceDictSpec(_KeepsSpace, DictSpec):  # a Dict or Tuple space
     space: Any = None
 
-    def to_gymnasium(self):
-        return self.space
+
+@dataclass(frozen=True)
+class SpaceDiscreteSpec(_KeepsSpace, DiscreteSpec):
+    space: Any = None
 
 
 @dataclass(frozen=True)
