@@ -71,6 +71,13 @@ class ProcessPool(Pool):
         max_episode_steps: a time limit the core applies on top of the env's
             own (for ``"gymnasium:"`` ids it also replaces Gymnasium's).
         **kwargs: passed to every ``env_fn`` call (to ``gymnasium.make`` for ids).
+
+    ``info``: the numeric entries (numbers and numeric arrays) of env 0's
+    ``info`` at a seeded reset made by ``make()`` become extras of every step
+    (``info_keys``; an entry missing at a later step reads 0); the others are
+    dropped, named once in a warning. Every env must have env 0's spaces.
+    A worker process that dies is restarted; its envs raise ``EnvError`` and
+    reset. ``close()`` ends every worker and frees the shared memory.
     """
 
     def __init__(self, env_fn: Any, num_envs: int = 8, batch_size: int | None = None,
