@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -85,6 +86,9 @@ class ProcessPool(Pool):
                  env_kwargs: Sequence[dict] | None = None, max_episode_steps: int | None = None,
                  pin_memory: bool | None = None, spin_polls: int = DEFAULT_SPIN_POLLS, **kwargs: Any):
         self._core = None
+        if not sys.platform.startswith("linux"):
+            raise NotImplementedError("pools of Python envs need Linux (memfd, pidfd and shared futexes); "
+                                      f"this is {sys.platform}")
         self._workers: list[launch.Worker] = []
         self._supervisor: Supervisor | None = None
         self._region_fd = -1
