@@ -186,10 +186,7 @@ class Pool:
             raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
         seed = _checked_seed(draw_seed(num_envs) if seed is None else seed, num_envs)
         obs_dtype = _resolve_obs_dtype(entry, obs_dtype)
-        if max_episode_steps is None:
-            max_episode_steps = -1
-        elif not isinstance(max_episode_steps, int) or isinstance(max_episode_steps, bool) or max_episode_steps < 0:
-            raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
+        max_episode_steps = -1 if _checked_time_limit(max_episode_steps) is None else max_episode_steps
 
         self.env_id = env_id
         self.task_kwargs = kwargs
@@ -696,6 +693,14 @@ def _checked_seed(seed: Any, num_envs: int) -> int:
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**63 - num_envs:
         raise ValueError(f"seed must be an int in [0, 2**63 - num_envs) or None, got {seed!r}")
     return int(seed)
+
+
+def _checked_time_limit(max_episode_steps: Any) -> int | None:
+    """``max_episode_steps`` as given, if it is a non-negative int or None."""
+    if max_episode_steps is not None and (not isinstance(max_episode_steps, int)
+                                          or isinstance(max_episode_steps, bool) or max_episode_steps < 0):
+        raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
+    return max_episode_steps
 
 
 def _positive_int(name: str, value: Any) -> int:

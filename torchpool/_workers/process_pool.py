@@ -10,6 +10,7 @@ See docs/design.md, "Python envs in worker processes".
 
 from __future__ import annotations
 
+import collections
 import functools
 import os
 import sys
@@ -22,7 +23,7 @@ import torch
 
 from .. import _core
 from .._cpus import available_cpus
-from ..pool import DEFAULT_SPIN_POLLS, Pool, _checked_seed, _positive_int, draw_seed
+from ..pool import DEFAULT_SPIN_POLLS, Pool, _checked_seed, _checked_time_limit, _positive_int, draw_seed
 from . import GYMNASIUM_PREFIX, launch, spaces
 from .supervisor import Supervisor
 
@@ -93,9 +94,7 @@ class ProcessPool(Pool):
         self._supervisor: Supervisor | None = None
         self._region_fd = -1
         self._owner = os.getpid()
-        import collections
-
-        self._lent = collections.deque()
+        self._lent = collections.deque()  # Pool's (NOTE [Lent buffers]); close() clears it
         num_envs = _positive_int("num_envs", num_envs)
         batch_size = num_envs if batch_size is None else _positive_int("batch_size", batch_size)
         if batch_size > num_envs:
@@ -104,15 +103,12 @@ class ProcessPool(Pool):
                                                                                                  num_workers)
         num_workers = min(num_workers, num_envs)
         seed = _checked_seed(draw_seed(num_envs) if seed is None else seed, num_envs)
-        if max_episode_steps is not None and (not isinstance(max_episode_steps, int)
-                                              or isinstance(max_episode_steps, bool) or max_episode_steps < 0):
-            raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
+        _checked_time_limit(max_episode_steps)
         env_fns, name = self._constructors(env_fn, num_envs, kwargs, max_episode_steps)
         per_env_kwargs = self._env_kwargs(env_kwargs, num_envs)
         self.env_id = name
         self.task_kwargs = dict(kwargs)
         self.num_workers = num_workers
-        self._num_envs = num_envs
 
         # Everything is pickled before the first process starts: a constructor
         # that does not pickle fails here, with nothing to clean up.
@@ -204,7 +200,7 @@ class ProcessPool(Pool):
                           f"({[key for key, _, _ in extras]})", stacklevel=4)
         self.info_keys = tuple(key for key, _, _ in extras)
 
-        layout_args = (self._num_envs, len(ranges), action.size,
+        layout_args = (sum(count for _, count in ranges), len(ranges), action.size,
                        [c.row_bytes for c in columns]
                        + [int(np.prod(shape, dtype=np.int64)) * dtype.itemsize for _, dtype, shape in extras],
                        _ERROR_BYTES)
