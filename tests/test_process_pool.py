@@ -285,6 +285,37 @@ def test_ctrl_c_during_a_step_leaves_no_step_behind(sync):
             assert (second - first).flatten().tolist() == [1.0] * 2
 
 
+def test_ctrl_c_discarding_envs_their_workers_ran_resets_them(monkeypatch):
+    # Under the "workers" schedule a sync step's caller only waits, so Ctrl-C
+    # discards the envs no core thread has reached; their workers, begun at
+    # push time, ran them anyway (NOTE [Lost answers]). Those envs must fail
+    # their next step and reset, never step on with an episode length one
+    # short of what the env counted.
+    from torchpool._workers import process_pool
+
+    monkeypatch.setattr(process_pool, "_STEP_COST_NS", 1e9)
+    with torchpool.make(python_envs.CounterEnv, num_envs=4, num_workers=2, sleep_ms=100) as pool:
+        assert pool.schedule["mode"] == "workers"
+        zeros = torch.zeros(4, dtype=torch.int64)
+        pool.reset()
+        # One core thread takes envs 0, 1, 2, 3 in turn, 100 ms each; the
+        # workers ran all four by 200 ms. SIGINT at 150 ms: envs 2 and 3 are discarded.
+        timer = threading.Timer(0.15, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            pool.step(zeros)
+            time.sleep(1)
+        timer.join()
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(zeros)
+        assert raised.value.env_ids == [2, 3]
+        assert "Ctrl-C discarded its answer" in raised.value.messages[2]
+        for _ in range(2):
+            td = pool.step(zeros)
+            assert td["observation"].flatten().tolist() == td["episode_length"].float().tolist()
+        assert td["episode_length"].tolist() == [4, 4, 1, 1]
+
+
 def test_make_refuses_bad_env_fns_before_any_batch():
     lock = threading.Lock()
     with pytest.raises(TypeError, match="cannot be pickled"):

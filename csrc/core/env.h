@@ -197,10 +197,10 @@ concept EnvConcept =
 // reset it (resets) or step it with `action`; the thread that later runs the
 // env calls reset()/step() as always, which collect the result. An env that
 // was begun but not run (a call discarded by Ctrl-C) must cope with the
-// next begin() (the process family waits out the first). Optional, with two
-// companions a remote env needs: a constructor taking the env's id, and
-// reseed(seed), told every seed the env's Rng is given (seed + env_id at
-// construction, and reset(seed=...)'s).
+// next begin() (the process family waits out the first: NOTE [Lost answers]).
+// Optional, with two companions a remote env needs: a constructor taking the
+// env's id, and reseed(seed), told every seed the env's Rng is given
+// (seed + env_id at construction, and reset(seed=...)'s).
 template <class Env>
 concept BeginsSteps = requires(Env& env, const Action& action) { env.begin(true, action); };
 

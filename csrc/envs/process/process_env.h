@@ -106,7 +106,12 @@ class ProcessEnv {
   }
 
   void begin(bool reset, const Action& action) {
-    if (outstanding_) collect_quietly();  // a begun request that was never run (Ctrl-C discarded it)
+    if (outstanding_) {  // begun, never run: Ctrl-C discarded it, but the worker ran it (NOTE [Lost answers])
+      collect_quietly();
+      lost_answer_ = true;
+    }
+    if (lost_answer_ && !reset) return;  // step() throws; nothing is sent
+    lost_answer_ = false;
     control_->op = reset ? kOpReset : kOpStep;
     control_->seed = reset && has_seed_ ? seed_ : -1;
     if (reset) has_seed_ = false;
@@ -133,6 +138,10 @@ class ProcessEnv {
 
   StepResult step(const Action& action, Rng&, StepOutput& out) {
     if (!outstanding_ || begun_reset_) begin(false, action);
+    if (lost_answer_)
+      throw std::runtime_error("env " + std::to_string(id_) +
+                               "'s last request ran in its worker process, but Ctrl-C discarded its answer; "
+                               "the env starts a new episode");
     collect(out);
     const Region& region = model_->region;
     return {region.reward(id_), region.terminated(id_), region.truncated(id_)};
@@ -150,6 +159,15 @@ class ProcessEnv {
     }
   }
 
+  // NOTE [Lost answers]. The core drops the rows of a sync step() or reset()
+  // that Ctrl-C interrupted and skips the envs no thread had reached yet
+  // (NOTE [Interrupted calls]); a native env then simply never ran. This
+  // env's request was already sent at push time, so its worker ran it: the
+  // Python env moved on while the core's episode books (length, return, the
+  // termination) did not. Rather than step on from a state the books never
+  // saw, the env's next step fails (an EnvError: the env resets), which puts
+  // both back in step; a reset the core asks for meanwhile does the same
+  // without an error.
   void collect_quietly() {
     try {
       wait_for_answer();
@@ -236,6 +254,7 @@ class ProcessEnv {
   bool has_seed_ = false;
   bool outstanding_ = false;
   bool begun_reset_ = false;
+  bool lost_answer_ = false;  // NOTE [Lost answers]
 };
 
 }  // namespace torchpool::process
