@@ -119,6 +119,28 @@ class DyingEnv(FailingEnv):
         return np.full(1, self.steps, np.float32), 1.0, False, False, {}
 
 
+class WordyFailingEnv(FailingEnv):
+    """Fails at step 1 with a message of `size` characters that UTF-8 cannot encode (a lone surrogate)."""
+
+    def __init__(self, size: int = 100_000):
+        super().__init__(fail_at=1)
+        self.size = size
+
+    def step(self, action):
+        raise ValueError("\udcff" + "é" * self.size + " the end")
+
+
+class HangsWhenRebuilt(DyingEnv):
+    """Its worker exits at step 2; the constructor of a replacement hangs (`marker` tells them apart)."""
+
+    def __init__(self, marker: str):
+        if os.path.exists(marker) and open(marker).read() != str(os.getpid()):
+            time.sleep(600)
+        with open(marker, "w") as file:
+            file.write(str(os.getpid()))
+        super().__init__("exit", fail_at=2)
+
+
 class SleepyEnv(gymnasium.Env):
     """Each step sleeps or spins a random 0.1-2 ms: the uneven env of the benchmarks."""
 

@@ -251,6 +251,65 @@ def test_a_worker_killed_from_outside_while_idle_fails_its_envs_once():
         assert td["observation"].flatten().tolist() == [0.0, 0.0, 3.0, 3.0]
 
 
+def test_a_long_undecodable_traceback_keeps_its_end():
+    with torchpool.make(python_envs.WordyFailingEnv, num_envs=2, num_workers=1) as pool:
+        pool.reset()
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(torch.zeros(2, dtype=torch.int64))
+        message = raised.value.messages[0]
+        assert message.startswith("[... the start of this traceback was cut]")
+        assert message.endswith("é the end\n") and "\ufffd" not in message
+        assert len(message.encode()) <= 16384
+        assert pool.step(torch.zeros(2, dtype=torch.int64))["observation"].flatten().tolist() == [0.0, 0.0]
+    short = python_envs.WordyFailingEnv(size=3)
+    with torchpool.make(lambda: short, num_envs=1) as pool:
+        pool.reset()
+        with pytest.raises(torchpool.EnvError, match=r"ValueError: \\udcffééé the end"):
+            pool.step(torch.zeros(1, dtype=torch.int64))
+
+
+def test_close_ends_a_replacement_whose_constructor_hangs(tmp_path):
+    fn = functools.partial(python_envs.HangsWhenRebuilt, str(tmp_path / "built"))
+    pool = torchpool.make(fn, num_envs=2, num_workers=1)
+    pool.reset()
+    pool.step(torch.zeros(2, dtype=torch.int64))
+    first = pool.worker_pids[0]
+    with pytest.raises(torchpool.EnvError, match="died"):
+        pool.step(torch.zeros(2, dtype=torch.int64))
+    deadline = time.monotonic() + 10
+    while pool.worker_pids[0] == first and time.monotonic() < deadline:  # the replacement is building
+        time.sleep(0.01)
+    replacement = pool.worker_pids[0]
+    assert replacement != first
+    started = time.monotonic()
+    pool.close()
+    assert time.monotonic() - started < 5
+    assert not _alive(first) and not _alive(replacement)
+
+
+def test_workers_are_restarted_when_their_pidfds_are_numbered_past_1024():
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2048:
+        pytest.skip("needs 2048 file descriptors")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (2048, hard))
+    fillers = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # select() would refuse what follows
+    try:
+        with torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=1, fail_at=1000) as pool:
+            assert pool._workers[0].pidfd >= 1024
+            pool.reset()
+            os.kill(pool.worker_pids[0], signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while pool.schedule["restarts"] == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert pool.schedule["restarts"] == 1
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 @pytest.mark.parametrize("sync", [True, False])
 def test_ctrl_c_during_a_step_leaves_no_step_behind(sync):
     # A real SIGINT lands while the workers step (30 ms each): the envs' steps

@@ -39,29 +39,51 @@ class Worker:
         return self.process.pid
 
     def close(self, timeout: float = 2.0) -> None:
-        """Waits for the process to exit (it was told to), kills it after ``timeout``, frees its handles."""
+        """Waits for the process to exit (it was told to), kills it after ``timeout``, frees its handles.
+
+        Idempotent: the supervisor closes a dead worker, and the pool may close it again.
+        """
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
         self.sock.close()
-        os.close(self.pidfd)
+        pidfd, self.pidfd = self.pidfd, -1
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
 def start(index: int, first_env: int, env_fns_payload: bytes, process_module: str) -> Worker:
     """Starts worker ``index`` and sends it its envs; returns at once (the worker builds them meanwhile)."""
     parent_sock, child_sock = socket.socketpair()
     try:
+        # A session of its own: a Ctrl-C at the terminal reaches only the
+        # parent, even before the worker has set SIGINT aside (README, Guarantees).
         process = subprocess.Popen(
             [sys.executable, "-u", _WORKER_SCRIPT, str(child_sock.fileno()), process_module],
-            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True)
+            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+    except BaseException:
+        parent_sock.close()
+        raise
     finally:
         child_sock.close()
-    worker = Worker(index, first_env, 0, process, parent_sock, os.pidfd_open(process.pid))
-    _protocol.send_message(parent_sock, {"sys_path": list(sys.path)})
-    _send_raw(parent_sock, env_fns_payload)
-    return worker
+    pidfd = -1
+    try:
+        pidfd = os.pidfd_open(process.pid)
+        try:
+            _protocol.send_message(parent_sock, {"sys_path": list(sys.path)})
+            _send_raw(parent_sock, env_fns_payload)
+        except (BrokenPipeError, ConnectionResetError):  # it died at once: built() says how
+            pass
+    except BaseException:
+        process.kill()
+        process.wait()
+        parent_sock.close()
+        if pidfd >= 0:
+            os.close(pidfd)
+        raise
+    return Worker(index, first_env, 0, process, parent_sock, pidfd)
 
 
 def _send_raw(sock: socket.socket, data: bytes) -> None:

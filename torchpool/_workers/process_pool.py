@@ -114,11 +114,12 @@ class ProcessPool(Pool):
         # that does not pickle fails here, with nothing to clean up.
         ranges = [(w * num_envs // num_workers, (w + 1) * num_envs // num_workers - w * num_envs // num_workers)
                   for w in range(num_workers)]
-        self._payloads = [self._payload(env_fns, per_env_kwargs, first, count, seed if w == 0 else None)
-                          for w, (first, count) in enumerate(ranges)]
+        # Worker 0 also resets env 0 once, for its info keys; a replacement of it does not.
+        self._payloads = [self._payload(env_fns, per_env_kwargs, first, count, None) for first, count in ranges]
+        first_payload = self._payload(env_fns, per_env_kwargs, *ranges[0], seed)
         self._module_path = _process_module().__file__
         try:
-            self._start(ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls)
+            self._start(ranges, first_payload, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls)
         except BaseException:
             self._shut_down_workers()
             raise
@@ -171,12 +172,13 @@ class ProcessPool(Pool):
             raise TypeError(f"env_fn cannot be pickled for the worker processes ({type(error).__name__}: "
                             f"{error}); define it at module level or close over picklable values only") from None
 
-    def _start(self, ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls) -> None:
+    def _start(self, ranges, first_payload, batch_size, seed, autoreset, max_episode_steps, pin_memory,
+               spin_polls) -> None:
         process = _process_module()
-        self._workers = [launch.start(w, first, self._payloads[w], self._module_path)
-                         for w, (first, _) in enumerate(ranges)]
-        for worker, (_, count) in zip(self._workers, ranges):
+        for w, (first, count) in enumerate(ranges):  # one at a time: a failed start leaves the others to close
+            worker = launch.start(w, first, first_payload if w == 0 else self._payloads[w], self._module_path)
             worker.env_count = count
+            self._workers.append(worker)
         reports = [launch.built(worker) for worker in self._workers]
         for worker, (kind, report) in zip(self._workers, reports):
             if kind != "built":
@@ -237,21 +239,31 @@ class ProcessPool(Pool):
         self._action_dtypes = action.dtypes
         self.observation_space = first["observation_space"]
         self.action_space = first["action_space"]
-        self._supervisor = Supervisor(self._workers, self._restart, self._mark_dead)
+        self._supervisor = Supervisor(self._workers, self)
 
     # ---- workers ------------------------------------------------------------
 
-    def _restart(self, dead: launch.Worker) -> launch.Worker:
-        worker = launch.start(dead.index, dead.first_env, self._payloads[dead.index], self._module_path)
+    # The supervisor's calls (supervisor.Restarts).
+
+    def _start_worker(self, index: int) -> launch.Worker:
+        dead = self._workers[index]
+        worker = launch.start(index, dead.first_env, self._payloads[index], self._module_path)
         worker.env_count = dead.env_count
-        _process_module().set_worker_pid(self._region_address, self._layout_args, worker.index, worker.pid)
+        _process_module().set_worker_pid(self._region_address, self._layout_args, index, worker.pid)
+        return worker
+
+    def _connect_worker(self, worker: launch.Worker) -> bool:
+        """The restart's handshake; False when the new process died meanwhile (or could not be spoken to,
+        and was killed: its pidfd reports it to the supervisor either way)."""
         try:
             launch.built(worker)  # a worker that cannot rebuild its envs answers every request with why
             launch.send_region(worker, self._region_fd, self._plan)
-            launch.ready(worker)
-        except OSError:  # it died while starting: the supervisor sees its pidfd and starts another
+            if launch.ready(worker):
+                return True
+        except Exception:
             pass
-        return worker
+        worker.process.kill()
+        return False
 
     def _mark_dead(self, index: int, status: int) -> None:
         _process_module().mark_worker_dead(self._region_address, self._layout_args, index, status)
@@ -281,14 +293,17 @@ class ProcessPool(Pool):
     def _shut_down_workers(self) -> None:
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is not None:
-            supervisor.stop()
-        workers, self._workers = self._workers, []
+            supervisor.stop()  # from here on it starts no process; all it started are in self._workers
+        workers = self._workers
         if self._region_fd >= 0:
             _process_module().shut_down(self._region_address, self._layout_args)
-        for worker in workers:
+        for worker in list(workers):
             if self._region_fd < 0:  # told nothing yet: it exits when its socket closes
                 worker.sock.close()
             worker.close()
+        self._workers = []
+        if supervisor is not None:
+            supervisor.join()  # a replacement's handshake ended with its process
         if self._region_fd >= 0:
             os.close(self._region_fd)
             self._region_fd = -1

@@ -82,6 +82,19 @@ def describe(envs: list, probe_seed) -> dict:
     return report
 
 
+def error_text(text: str, limit: int) -> bytes:
+    """A traceback as the UTF-8 bytes an env's error area holds: its end (the exception) kept when too long,
+    cut between characters, and undecodable characters escaped rather than lost."""
+    data = text.encode("utf-8", "backslashreplace")
+    if len(data) <= limit:
+        return data
+    marker = b"[... the start of this traceback was cut]\n"
+    tail = data[len(data) - (limit - len(marker)):]
+    while tail and (tail[0] & 0xC0) == 0x80:  # a UTF-8 continuation byte: start at the next character
+        tail = tail[1:]
+    return marker + tail
+
+
 def load_process_module(path: str):
     spec = importlib.util.spec_from_file_location("torchpool._process", path)
     module = importlib.util.module_from_spec(spec)
@@ -114,6 +127,7 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
     take, finish, fail = channel.take, channel.finish, channel.fail
     op_step = process.OP_STEP
     started = set()  # envs reset by this process: a restarted worker's envs must reset before they step
+    error_limit = plan["layout"][4]
     while True:
         count = take(address)
         if count < 0:
@@ -144,7 +158,7 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
                     target[env] = info.get(key, 0)
                 finish(env, reward, term, trunc)
             except Exception:
-                fail(env, traceback.format_exc())
+                fail(env, error_text(traceback.format_exc(), error_limit))
 
 
 def main() -> None:

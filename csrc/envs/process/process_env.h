@@ -13,6 +13,7 @@
 
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <map>
@@ -202,9 +203,15 @@ class ProcessEnv {
 #if defined(__linux__)
       siginfo_t info{};
       // WNOWAIT: look without reaping; the supervisor reaps and restarts it.
-      if (pid_ <= 0 || waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return;
-      if (info.si_pid == 0) return;  // still running
-      how = info.si_code == CLD_EXITED ? describe_status(info.si_status) : describe_status(-info.si_status);
+      if (pid_ <= 0) return;
+      if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        if (errno != ECHILD) return;
+        how = "its exit status was collected elsewhere";  // reaped, but not by the supervisor (it bumps generation)
+      } else if (info.si_pid == 0) {
+        return;  // still running
+      } else {
+        how = info.si_code == CLD_EXITED ? describe_status(info.si_status) : describe_status(-info.si_status);
+      }
 #else
       return;
 #endif
