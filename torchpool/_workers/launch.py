@@ -21,6 +21,13 @@ from typing import Any
 from . import worker as _protocol
 
 _WORKER_SCRIPT = _protocol.__file__
+# A process group of its own: a Ctrl-C at the terminal reaches only the
+# parent, even before the worker has set SIGINT aside (README, Guarantees).
+# Not a session of its own: with the kernel's autogroups each session is
+# scheduled as a group, and sched_yield() no longer hands the core between
+# parent and workers (NOTE [Yielding spins]), which costs a cheap env's pool
+# much of its speed (benchmarks/python_envs.py shows it).
+_OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {}
 
 
 @dataclass
@@ -58,11 +65,9 @@ def start(index: int, first_env: int, env_fns_payload: bytes, process_module: st
     """Starts worker ``index`` and sends it its envs; returns at once (the worker builds them meanwhile)."""
     parent_sock, child_sock = socket.socketpair()
     try:
-        # A session of its own: a Ctrl-C at the terminal reaches only the
-        # parent, even before the worker has set SIGINT aside (README, Guarantees).
         process = subprocess.Popen(
             [sys.executable, "-u", _WORKER_SCRIPT, str(child_sock.fileno()), process_module],
-            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True, start_new_session=True)
+            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True, **_OWN_GROUP)
     except BaseException:
         parent_sock.close()
         raise

@@ -45,6 +45,7 @@ class WorkerChannel {
   // many, or -1 when the worker should exit (shutdown, or the parent died).
   // Call with the GIL released.
   int64_t take(int64_t* out) {
+    wake_answered();
     std::atomic<uint32_t>& doorbell = worker_->doorbell;
     int32_t polls = 0;
     while (true) {
@@ -70,7 +71,7 @@ class WorkerChannel {
   }
 
   // The answer of env `env` (its observation columns, written from Python) is
-  // complete with these: publish it.
+  // complete with these: publish it (the parent is woken by the next take()).
   void finish(size_t env, double reward, bool terminated, bool truncated) {
     region_.reward(env) = reward;
     region_.set_flags(env, terminated, truncated);
@@ -108,18 +109,25 @@ class WorkerChannel {
     return found;
   }
 
+  void publish(size_t env, EnvControl& control) {
+    control.done.store(taken_[env - first_], std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
+    answered_.push_back(env);
+  }
+
   // Only the parent clears `waiting`: were this side to clear it, a late
   // clear could erase the parent's announcement of its next sleep, which
   // would then last a whole liveness check.
-  void publish(size_t env, EnvControl& control) {
-    control.done.store(taken_[env - first_], std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
-    if (control.waiting.load(std::memory_order_seq_cst) != 0) futex_wake(control.done);
+  void wake_answered() {
+    for (const size_t env : answered_)
+      if (region_.env(env).waiting.load(std::memory_order_seq_cst) != 0) futex_wake(region_.env(env).done);
+    answered_.clear();
   }
 
   Region region_;
   WorkerControl* worker_;
   size_t first_, count_;
   std::vector<uint32_t> taken_;
+  std::vector<size_t> answered_;
   int32_t spin_polls_;
   pid_t parent_;
 };
