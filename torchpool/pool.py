@@ -175,10 +175,7 @@ class Pool:
         self._lent: collections.deque[_Buffer] = collections.deque()  # NOTE [Lent buffers]
         entry = registry.lookup(env_id)
         kwargs = registry.resolve_kwargs(entry, task_kwargs)
-        num_envs = _positive_int("num_envs", num_envs)
-        batch_size = num_envs if batch_size is None else _positive_int("batch_size", batch_size)
-        if batch_size > num_envs:
-            raise ValueError(f"batch_size={batch_size} is larger than num_envs={num_envs}")
+        num_envs, batch_size = _checked_sizes(num_envs, batch_size)
         if num_threads is None:
             num_threads = min(available_cpus(), num_envs)
         num_threads = _positive_int("num_threads", num_threads)
@@ -693,6 +690,15 @@ def _checked_seed(seed: Any, num_envs: int) -> int:
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**63 - num_envs:
         raise ValueError(f"seed must be an int in [0, 2**63 - num_envs) or None, got {seed!r}")
     return int(seed)
+
+
+def _checked_sizes(num_envs: Any, batch_size: Any) -> tuple[int, int]:
+    """``num_envs`` and ``batch_size`` (``None``: ``num_envs``), checked."""
+    num_envs = _positive_int("num_envs", num_envs)
+    batch_size = num_envs if batch_size is None else _positive_int("batch_size", batch_size)
+    if batch_size > num_envs:
+        raise ValueError(f"batch_size={batch_size} is larger than num_envs={num_envs}")
+    return num_envs, batch_size
 
 
 def _checked_time_limit(max_episode_steps: Any) -> int | None:

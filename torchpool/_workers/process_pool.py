@@ -23,7 +23,15 @@ import torch
 
 from .. import _core
 from .._cpus import available_cpus
-from ..pool import DEFAULT_SPIN_POLLS, Pool, _checked_seed, _checked_time_limit, _positive_int, draw_seed
+from ..pool import (
+    DEFAULT_SPIN_POLLS,
+    Pool,
+    _checked_seed,
+    _checked_sizes,
+    _checked_time_limit,
+    _positive_int,
+    draw_seed,
+)
 from . import GYMNASIUM_PREFIX, launch, spaces
 from .supervisor import Supervisor
 
@@ -95,10 +103,7 @@ class ProcessPool(Pool):
         self._region_fd = -1
         self._owner = os.getpid()
         self._lent = collections.deque()  # Pool's (NOTE [Lent buffers]); close() clears it
-        num_envs = _positive_int("num_envs", num_envs)
-        batch_size = num_envs if batch_size is None else _positive_int("batch_size", batch_size)
-        if batch_size > num_envs:
-            raise ValueError(f"batch_size={batch_size} is larger than num_envs={num_envs}")
+        num_envs, batch_size = _checked_sizes(num_envs, batch_size)
         num_workers = min(available_cpus(), num_envs) if num_workers is None else _positive_int("num_workers",
                                                                                                  num_workers)
         num_workers = min(num_workers, num_envs)
