@@ -255,6 +255,17 @@ class PoolCore {
     return executor_->get_state(env_id);
   }
 
+  bool has_state() const { return executor_->has_state(); }
+  bool renders() const { return executor_->renders(); }
+
+  // (RGB bytes, shape) of env `env_id`'s screen.
+  py::tuple render(size_t env_id) {
+    Call call(*this, "render");
+    std::vector<uint8_t> pixels;
+    const std::vector<int64_t> shape = executor_->render(env_id, pixels);
+    return py::make_tuple(py::bytes(reinterpret_cast<const char*>(pixels.data()), pixels.size()), shape);
+  }
+
   void set_state(size_t env_id, const std::vector<double>& state) {
     Call call(*this, "set_state");
     executor_->set_state(env_id, state);
@@ -347,6 +358,9 @@ PYBIND11_MODULE(_core, m) {
       .def("wakes_workers", [](PoolCore& c, size_t count) { return c.executor().wakes_workers(count); })
       .def("schedule", [](PoolCore& c) { return schedule_to_dict(c.executor().schedule()); })
       .def("get_state", &PoolCore::get_state)
+      .def_property_readonly("has_state", &PoolCore::has_state)
+      .def_property_readonly("renders", &PoolCore::renders)
+      .def("render", &PoolCore::render)
       .def("set_state", &PoolCore::set_state)
       .def("close", &PoolCore::close);
 

@@ -282,3 +282,24 @@ def test_an_atari_id_in_a_build_without_atari_says_so(monkeypatch) -> None:
     monkeypatch.delitem(registry._REGISTRY, "Pong-v5")
     with pytest.raises(ValueError, match="Pong-v5 is an Atari game, but this torchpool was built without"):
         torchpool.make("Pong-v5")
+
+
+def test_render_is_the_emulators_rgb_screen_and_its_frame_count() -> None:
+    pool = torchpool.make("Breakout-v5", num_envs=2, noop_max=0, use_fire_reset=False, frame_skip=1, stack_num=1)
+    reference = ale("breakout")
+    assert pool.renders
+    td = pool.reset()
+    reference.reset_game()
+    assert td["episode_frame_number"].tolist() == [reference.getEpisodeFrameNumber()] * 2
+    for step in range(30):
+        td = pool.step(torch.tensor([step % 4, step % 4]))
+        reference.act(reference.getMinimalActionSet()[step % 4])
+    np.testing.assert_array_equal(pool.render(1).numpy(), reference.getScreenRGB())
+    assert td["episode_frame_number"].tolist() == [reference.getEpisodeFrameNumber()] * 2
+    with pytest.raises(ValueError, match="env id 2 is out of range"):
+        pool.render(2)
+    pool.send(torch.tensor([0, 0]))
+    with pytest.raises(ValueError, match="env 0 is in flight"):
+        pool.render(0)
+    pool.recv()
+    pool.close()

@@ -184,7 +184,7 @@ def test_make_vec_env_is_an_sb3_vec_env_with_single_env_spaces():
         assert envs.num_envs == 3 and envs.pool.num_envs == 3
         assert envs.observation_space == with_spaces.observation_space, f"{envs.observation_space}"
         assert envs.action_space == with_spaces.action_space, f"{envs.action_space}"
-        assert envs.render_mode is None
+        assert envs.render_mode == "rgb_array"
         assert envs.env_is_wrapped(Monitor) == [True] * 3, "Monitor's episode info is there: evaluate_policy may use it"
         assert envs.env_is_wrapped(gymnasium.wrappers.TimeLimit) == [False] * 3
         assert envs.env_is_wrapped(Monitor, indices=[1]) == [True]
@@ -245,12 +245,12 @@ def test_reset_options_are_refused_at_reset():
 def test_get_attr_serves_what_a_pool_has_and_names_the_rest():
     envs = make_vec_env("Pendulum-v1", n_envs=2, max_episode_steps=50, g=9.81)
     try:
-        assert envs.get_attr("render_mode") == [None, None]
+        assert envs.get_attr("render_mode") == ["rgb_array", "rgb_array"]  # torchpool/_render.py
         spec = envs.get_attr("spec", indices=0)
         assert len(spec) == 1 and spec[0].id == "Pendulum-v1" and spec[0].max_episode_steps == 50, f"{spec}"
         assert spec[0].kwargs == {"g": 9.81}, f"{spec[0].kwargs}"
         assert envs.get_attr("action_space") == [envs.action_space] * 2
-        assert envs.env_method("get_wrapper_attr", "render_mode") == [None, None]
+        assert envs.env_method("get_wrapper_attr", "render_mode") == ["rgb_array", "rgb_array"]
         assert envs.has_attr("spec") and not envs.has_attr("unwrapped")
         with pytest.raises(AttributeError, match=r"get_attr\('np_random'\)"):
             envs.get_attr("np_random")
@@ -258,8 +258,6 @@ def test_get_attr_serves_what_a_pool_has_and_names_the_rest():
             envs.set_attr("g", 3.0)
         with pytest.raises(AttributeError, match=r"env_method\('render'\)"):
             envs.env_method("render")
-        with pytest.raises(NotImplementedError, match="do not render"):
-            envs.get_images()
     finally:
         envs.close()
 
@@ -291,7 +289,7 @@ def test_env_kwargs_reach_the_env_as_with_sb3s_make_vec_env():
     ({"wrapper_class": gymnasium.wrappers.ClipAction}, "wrapper_class"),
     ({"vec_env_cls": DummyVecEnv}, "vec_env_cls"),
     ({"monitor_dir": "/tmp"}, "monitor_dir"),
-    ({"render_mode": "rgb_array"}, "do not render"),
+    ({"render_mode": "human"}, "renders 'rgb_array' frames only"),
     ({"autoreset": "next_step"}, "same_step"),
     ({"batch_size": 2}, "batch_size"),
 ])
@@ -461,11 +459,28 @@ def test_vec_monitor_takes_it_and_agrees_with_the_episode_info():
 
 # VecVideoRecorder.__del__ reads attributes its refused __init__ never set (SB3's, whatever the env).
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_vec_video_recorder_needs_rendering(tmp_path):
-    envs = make_vec_env("CartPole-v1", n_envs=2)
+def test_vec_video_recorder_films_atari_and_refuses_python_envs(tmp_path):
+    pytest.importorskip("ale_py")
+    from torchpool.sb3 import make_atari_env
+
+    envs = VecVideoRecorder(VecFrameStack(make_atari_env("Pong-v5", n_envs=2), 4), str(tmp_path),
+                            record_video_trigger=lambda step: step == 0, video_length=20, name_prefix="pong")
+    try:
+        envs.reset()
+        for _ in range(25):
+            envs.step(np.array([2, 3]))
+    finally:
+        envs.close()
+    videos = list(tmp_path.glob("pong-step-0-to-step-20.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000
+    with pytest.raises(ValueError, match="gymnasium:CartPole-v1's family does not render"):
+        make_vec_env("gymnasium:CartPole-v1", n_envs=2, render_mode="rgb_array", num_workers=1)
+    envs = make_vec_env("gymnasium:CartPole-v1", n_envs=2, num_workers=1)
     try:
         with pytest.raises(AssertionError, match="render_mode must be 'rgb_array'"):
             VecVideoRecorder(envs, str(tmp_path), record_video_trigger=lambda step: step == 0)
+        with pytest.raises(NotImplementedError, match="does not render"):
+            envs.get_images()
     finally:
         envs.close()
 
@@ -645,3 +660,66 @@ def test_ppo_cnn_policy_takes_atari_frames_channel_first():
         assert model.num_timesteps >= 64
     finally:
         envs.close()
+
+
+def test_pong_matches_sb3s_make_atari_env():
+    # SB3's make_atari_env (NoopResetEnv, MaxAndSkipEnv, EpisodicLifeEnv,
+    # FireResetEnv, WarpFrame, ClipRewardEnv, Monitor over the Gymnasium ALE
+    # env) and torchpool's stand-in, seeded alike. No-op counts come from each
+    # side's own RNG (the one deviation, docs/parity.md): none here, so that
+    # every frame, reward and episode end must agree exactly.
+    pytest.importorskip("ale_py")
+    import ale_py
+    from stable_baselines3.common.env_util import make_atari_env as sb3_make_atari_env
+
+    from torchpool.sb3 import make_atari_env
+
+    gymnasium.register_envs(ale_py)
+    wrapper = {"noop_max": 0}
+    ours = make_atari_env("PongNoFrameskip-v4", n_envs=2, seed=3, wrapper_kwargs=wrapper)
+    ref = sb3_make_atari_env("PongNoFrameskip-v4", n_envs=2, seed=3, wrapper_kwargs=wrapper,
+                             env_kwargs={"render_mode": "rgb_array"})
+    try:
+        assert ours.observation_space.shape == (1, 84, 84) and ref.observation_space.shape == (84, 84, 1)
+        assert ours.action_space == ref.action_space
+        obs, ref_obs = ours.reset(), ref.reset()
+        np.testing.assert_array_equal(obs[:, 0], ref_obs[..., 0], err_msg="first frames")
+        rng = np.random.default_rng(0)
+        games = 0
+        for t in range(1500):
+            actions = rng.integers(0, 6, size=2)
+            obs, rewards, dones, infos = ours.step(actions)
+            ref_obs, ref_rewards, ref_dones, ref_infos = ref.step(actions)
+            assert np.array_equal(dones, ref_dones), f"step {t}: dones {dones} sb3 {ref_dones}"
+            assert np.array_equal(rewards, ref_rewards), f"step {t}: rewards {rewards} sb3 {ref_rewards}"
+            np.testing.assert_array_equal(obs[:, 0], ref_obs[..., 0], err_msg=f"step {t}: frames")
+            if t % 100 == 0:  # what render() shows: the emulator's RGB screen
+                for ours_image, ref_image in zip(ours.get_images(), ref.get_images()):
+                    np.testing.assert_array_equal(ours_image, ref_image, err_msg=f"step {t}: rendered screens")
+            for i in np.flatnonzero(dones):
+                games += 1
+                assert infos[i]["episode"]["r"] == ref_infos[i]["episode"]["r"]
+                assert infos[i]["episode"]["l"] == ref_infos[i]["episode"]["l"]
+        assert games >= 1, "no game ended: the episode ends were not tested"
+    finally:
+        ours.close()
+        ref.close()
+
+
+def test_make_atari_env_maps_atari_wrappers_arguments_and_names_the_rest():
+    pytest.importorskip("ale_py")
+    from torchpool.sb3 import make_atari_env
+
+    envs = make_atari_env("PongNoFrameskip-v4", n_envs=1, wrapper_kwargs={
+        "screen_size": 64, "clip_reward": False, "terminal_on_life_loss": False, "noop_max": 5})
+    try:
+        kwargs = envs.pool.task_kwargs
+        assert (kwargs["img_height"], kwargs["img_width"], kwargs["reward_clip"], kwargs["episodic_life"],
+                kwargs["noop_max"], kwargs["preprocessing"], kwargs["stack_num"]) == (64, 64, False, False, 5, "sb3", 1)
+        assert envs.observation_space.shape == (1, 64, 64)
+    finally:
+        envs.close()
+    with pytest.raises(TypeError, match="AtariWrapper takes no frame_stack="):
+        make_atari_env("Pong-v5", wrapper_kwargs={"frame_stack": 4})
+    with pytest.raises(ValueError, match="preprocessing must be 'gymnasium' or 'sb3', got 'keras'"):
+        torchpool.make("Pong-v5", preprocessing="keras")

@@ -435,6 +435,9 @@ class Pool:
         if core is not None:
             core.close()
         self._lent.clear()
+        renderer = self.__dict__.pop("_renderer", None)
+        if renderer is not None:
+            renderer.close()
 
     def output_layout(self) -> list[tuple[str | tuple[str, str], torch.dtype, tuple[int, ...], int]]:
         """Low-level: ``(key, dtype, per-env shape, byte offset)`` of each column of a batch.
@@ -493,6 +496,36 @@ class Pool:
         """
         count = self.num_envs if num_envs is None else _positive_int("num_envs", num_envs)
         return bool(self._live_core().wakes_workers(count))
+
+    @property
+    def renders(self) -> bool:
+        """Whether ``render()`` shows this family's envs (Atari, classic control, MuJoCo; not Python envs)."""
+        return bool(self._live_core().renders) or self._reference_renderer() is not None
+
+    def render(self, env_id: int = 0) -> torch.Tensor:
+        """Env ``env_id``'s current screen: ``uint8 [H, W, 3]`` RGB.
+
+        Atari: the emulator's screen (210 x 160). Classic control and MuJoCo:
+        what the Gymnasium reference env draws for the env's state
+        (torchpool/_render.py; pygame or an OpenGL backend needed). The env
+        must be idle (no step of it sent and not yet received); a family that
+        does not render raises ``InputError`` (see ``renders``).
+        """
+        if not isinstance(env_id, (int, np.integer)) or isinstance(env_id, bool):
+            raise InputError(f"env_id must be an int, got {env_id!r}")
+        core = self._live_core()
+        renderer = None if core.renders else self._reference_renderer()
+        if renderer is not None:
+            return torch.from_numpy(renderer(core.get_state(int(env_id))))
+        pixels, shape = core.render(int(env_id))
+        return torch.frombuffer(bytearray(pixels), dtype=torch.uint8).reshape(shape)
+
+    def _reference_renderer(self):
+        if not hasattr(self, "_renderer"):
+            from ._render import reference_renderer
+
+            self._renderer = reference_renderer(self.env_id, bool(self._live_core().has_state))
+        return self._renderer
 
     @property
     def closed(self) -> bool:

@@ -504,6 +504,7 @@ def _prepare_atari(rom: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
             ("noop_max", kwargs["noop_max"] >= 0, "at least 0"),
             ("repeat_action_probability", 0.0 <= kwargs["repeat_action_probability"] <= 1.0, "in [0, 1]"),
             ("resize", kwargs["resize"] in ("area", "bilinear"), "'area' or 'bilinear'"),
+            ("preprocessing", kwargs["preprocessing"] in ("gymnasium", "sb3"), "'gymnasium' or 'sb3'"),
         ]
         for name, ok, expected in checks:
             if not ok:
@@ -530,6 +531,8 @@ _ATARI_KWARGS = {
     "repeat_action_probability": Kwarg(float, 0.0, "sticky actions per frame (0.25: Gymnasium's ALE v5)"),
     "full_action_space": Kwarg(bool, False, "all 18 actions instead of the game's minimal set"),
     "resize": Kwarg(str, "area", "'area' (cv2.INTER_AREA, bit-exact) or 'bilinear'"),
+    "preprocessing": Kwarg(str, "gymnasium", "'gymnasium' (AtariPreprocessing's frames) or 'sb3' (SB3's "
+                           "AtariWrapper: OpenCV grey of the RGB max, FIRE and lost-life resets as SB3 does them)"),
 }
 
 

@@ -4,6 +4,7 @@
     import torchpool.sb3
     envs = torchpool.sb3.make_vec_env("CartPole-v1", n_envs=8, seed=0)   # was: sb3's make_vec_env(...)
     model = PPO("MlpPolicy", envs).learn(100_000)
+    atari = VecFrameStack(torchpool.sb3.make_atari_env("PongNoFrameskip-v4", n_envs=8), 4)  # was: SB3's make_atari_env
 
 A step returns what SB3's ``DummyVecEnv`` over Monitor-wrapped Gymnasium envs
 returns (one ``Pool.step`` replaces its Python loop over envs):
@@ -51,10 +52,11 @@ scalar field (shape ``()``) comes as ``[N, 1]`` (a view still), its space of
 shape ``(1,)``, since SB3's feature extractors flatten from dim 1.
 
 ``get_attr``/``env_method``/``set_attr`` reach no Python env (a torchpool env is
-C++): ``get_attr`` serves ``render_mode`` (``None``: torchpool envs do not
-render, so ``VecVideoRecorder`` refuses them), ``spec``, ``metadata`` and the
-single-env spaces; ``env_method`` serves ``get_wrapper_attr``/``has_wrapper_attr``;
-anything else raises an ``AttributeError`` naming the call.
+C++): ``get_attr`` serves ``render_mode`` (``"rgb_array"`` where the family
+renders: Atari's emulator screen, so ``VecVideoRecorder`` films it; else
+``None``), ``spec``, ``metadata`` and the single-env spaces; ``env_method``
+serves ``get_wrapper_attr``/``has_wrapper_attr``; anything else raises an
+``AttributeError`` naming the call.
 """
 
 from __future__ import annotations
@@ -82,12 +84,13 @@ from .pool import make as _make_pool
 # episode is one life and its episode_return is clipped. So for a family with
 # the game_over and raw_reward extras the VecEnv sums raw_reward itself and
 # puts infos[i]["episode"] only where the game ended (game_over, or a
-# truncation): r is the game's unclipped return, l its length in agent steps
-# (Monitor over a NoFrameskip env counts emulator frames: frame_skip times more).
+# truncation): r is the game's unclipped return, l its length in agent steps,
+# or, from make_atari_env, in emulator frames as Monitor over SB3's
+# NoFrameskip env counts them (the episode_frame_number extra: ALE's count).
 # Everything else (dones, terminal_observation, rewards) follows the pool's
 # episodes, lives included, as AtariWrapper's do.
 
-__all__ = ["PoolVecEnv", "make_vec_env"]
+__all__ = ["PoolVecEnv", "make_atari_env", "make_vec_env"]
 
 # SB3 make_vec_env's arguments that build Python envs, which a pool has none of.
 _PYTHON_ENV_ARGS = {
@@ -136,6 +139,48 @@ def make_vec_env(env_id: str, n_envs: int = 8, seed: int | None = 0, env_kwargs:
     return PoolVecEnv(env_id, n_envs, seed=seed, monitor=monitor, **(env_kwargs or {}), **make_kwargs)
 
 
+# SB3's AtariWrapper arguments (wrapper_kwargs) -> torchpool Atari kwargs.
+_ATARI_WRAPPER_KWARGS = {"noop_max": "noop_max", "frame_skip": "frame_skip", "terminal_on_life_loss": "episodic_life",
+                         "clip_reward": "reward_clip", "action_repeat_probability": "repeat_action_probability"}
+
+
+def make_atari_env(env_id: str, n_envs: int = 1, seed: int | None = None,
+                   wrapper_kwargs: dict[str, Any] | None = None, env_kwargs: dict[str, Any] | None = None,
+                   monitor: bool = True, **make_kwargs: Any) -> PoolVecEnv:
+    """Stands in for SB3's ``make_atari_env``: the frames, rewards and episodes of its ``AtariWrapper``.
+
+    Args:
+        env_id: a torchpool Atari id (``"Pong-v5"``) or the Gymnasium id SB3 and
+            the RL Zoo use (``"PongNoFrameskip-v4"``: the same game, no sticky actions).
+        n_envs, seed, monitor, env_kwargs, **make_kwargs: as ``make_vec_env``.
+        wrapper_kwargs: ``AtariWrapper``'s (``noop_max=30``, ``frame_skip=4``,
+            ``screen_size=84``, ``terminal_on_life_loss=True``, ``clip_reward=True``,
+            ``action_repeat_probability=0.0``).
+
+    Observations are ``[n_envs, 1, 84, 84]`` uint8 frames (channel first, so
+    SB3 adds no ``VecTransposeImage``): stack them with ``VecFrameStack`` as
+    with SB3's own. The Atari kwarg ``preprocessing="sb3"`` makes them equal
+    to ``AtariWrapper``'s (docs/parity.md, "Stable-Baselines3").
+    """
+    game = env_id.removeprefix("ALE/")
+    if game.endswith("NoFrameskip-v4"):
+        game = game[:-len("NoFrameskip-v4")] + "-v5"
+    kwargs = {"preprocessing": "sb3", "stack_num": 1, "noop_max": 30, "frame_skip": 4, "episodic_life": True,
+              "reward_clip": True, "use_fire_reset": True, "repeat_action_probability": 0.0}
+    for name, value in (wrapper_kwargs or {}).items():
+        if name == "screen_size":
+            kwargs["img_height"] = kwargs["img_width"] = value
+        elif name in _ATARI_WRAPPER_KWARGS:
+            kwargs[_ATARI_WRAPPER_KWARGS[name]] = value
+        else:
+            raise TypeError(f"AtariWrapper takes no {name}= (its arguments: "
+                            f"{sorted([*_ATARI_WRAPPER_KWARGS, 'screen_size'])})")
+    kwargs.update(env_kwargs or {})
+    envs = make_vec_env(game, n_envs, seed=seed, monitor=monitor, **kwargs, **make_kwargs)
+    envs.lengths_in_frames = True  # Monitor sits below AtariWrapper: it counts emulator frames
+    return envs
+
+
 class PoolVecEnv(VecEnv):
     """A sync, same-step-autoreset torchpool pool as an SB3 ``VecEnv``; see the module docstring.
 
@@ -149,10 +194,9 @@ class PoolVecEnv(VecEnv):
 
     def __init__(self, env_id: str, num_envs: int = 8, seed: int | None = 0, monitor: bool = True,
                  **make_kwargs: Any):
-        if make_kwargs.get("render_mode") is not None:
-            raise ValueError(f"torchpool envs do not render: render_mode={make_kwargs['render_mode']!r} cannot be "
-                             "served (record videos from a Gymnasium reference env)")
-        make_kwargs.pop("render_mode", None)
+        render_mode = make_kwargs.pop("render_mode", None)
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode={render_mode!r}: a torchpool VecEnv renders 'rgb_array' frames only")
         autoreset = make_kwargs.pop("autoreset", "same_step")
         if autoreset != "same_step":
             raise ValueError(f"an SB3 VecEnv resets an ended env inside the step: autoreset must be 'same_step', "
@@ -162,6 +206,9 @@ class PoolVecEnv(VecEnv):
             raise ValueError(f"an SB3 VecEnv steps every env at once: batch_size must be num_envs={num_envs}, "
                              f"got {batch_size}")
         pool = _make_pool(env_id, num_envs=num_envs, seed=seed, autoreset="same_step", **make_kwargs)
+        if render_mode is not None and not pool.renders:
+            pool.close()
+            raise ValueError(f"render_mode='rgb_array': {env_id}'s family does not render (Python envs do not)")
         self._init(pool, monitor)
 
     @classmethod
@@ -181,6 +228,8 @@ class PoolVecEnv(VecEnv):
         self._extra_keys = pool.extra_keys
         # Atari: Monitor's episode is the whole game, unclipped ("Atari games in Monitor's info", above).
         self._games = {"game_over", "raw_reward"} <= set(self._extra_keys)
+        # Monitor's l in emulator frames (make_atari_env), not agent steps.
+        self.lengths_in_frames = False
         self._game_returns = np.zeros(pool.num_envs, dtype=np.float64)
         self._game_lengths = np.zeros(pool.num_envs, dtype=np.int64)
         self._actions: Any = None
@@ -245,6 +294,8 @@ class PoolVecEnv(VecEnv):
             final_observation = self._numpy(columns["final_observation"])
             if self._games:
                 returns, lengths = self._game_returns.tolist(), self._game_lengths.tolist()
+                if self.lengths_in_frames:
+                    lengths = columns["episode_frame_number"].tolist()
                 game_over = (columns["game_over"] | columns["truncated"]).tolist()
             else:
                 returns, lengths = columns["episode_return"].tolist(), columns["episode_length"].tolist()
@@ -269,14 +320,19 @@ class PoolVecEnv(VecEnv):
         self._pool.close()
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """``render_mode`` (None), ``spec``, ``metadata``, ``observation_space``, ``action_space``, per env."""
+        """``render_mode``, ``spec``, ``metadata``, ``observation_space``, ``action_space``, per env.
+
+        ``render_mode`` is ``"rgb_array"`` for a family that renders (Atari:
+        the emulator's screen; ``Pool.renders``), else ``None``.
+        """
         count = len(list(self._get_indices(indices)))
+        renders = self._pool.renders
         if attr_name == "render_mode":
-            value: Any = None
+            value: Any = "rgb_array" if renders else None
         elif attr_name == "spec":
             value = self._spec()
         elif attr_name == "metadata":
-            value = {"render_modes": []}
+            value = {"render_modes": ["rgb_array"] if renders else []}
         elif attr_name in ("observation_space", "action_space"):
             value = getattr(self, attr_name)
         else:
@@ -305,7 +361,10 @@ class PoolVecEnv(VecEnv):
         return [wrapped] * len(list(self._get_indices(indices)))
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        raise NotImplementedError("get_images(): torchpool envs do not render")
+        """Each env's current screen, ``uint8 [H, W, 3]`` (what ``render()`` tiles and ``VecVideoRecorder`` films)."""
+        if not self._pool.renders:
+            raise NotImplementedError(f"get_images(): {self.env_id}'s family does not render (Python envs do not)")
+        return [self._pool.render(i).numpy() for i in range(self.num_envs)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id!r}, num_envs={self.num_envs})"

@@ -207,6 +207,14 @@ concept BeginsSteps = requires(Env& env, const Action& action) { env.begin(true,
 template <class Env>
 concept ReseedsEnv = requires(Env& env, uint64_t seed) { env.reseed(seed); };
 
+// A family that can show an env's current screen (SB3's VecVideoRecorder,
+// Gymnasium's render_mode="rgb_array"): writes it as RGB bytes into `pixels`
+// (resized as needed) and returns its shape {height, width, 3}.
+template <class Env>
+concept RendersFrames = requires(const Env& env, std::vector<uint8_t>& pixels) {
+  { env.render(pixels) } -> std::same_as<std::vector<int64_t>>;
+};
+
 // A family whose step is a run of substeps, begun one at a time with
 // advance() (NOTE [Split tail]).
 template <class Env>

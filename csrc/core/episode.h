@@ -281,6 +281,16 @@ struct EnvSlot {
     }
   }
 
+  static constexpr bool kRenders = RendersFrames<Env>;
+
+  // The env's current screen, RGB, and its shape (RendersFrames).
+  std::vector<int64_t> render(std::vector<uint8_t>& pixels) const {
+    if constexpr (kRenders)
+      return env.render(pixels);
+    else
+      throw InputError("this env family does not render");
+  }
+
   // NOTE [Env failures]. An env that throws writes a row all the same, so
   // every row of its batch arrives and none is held back: observation (and
   // final_observation, extras) zeroed, reward 0, truncated and done set, the

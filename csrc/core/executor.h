@@ -226,6 +226,12 @@ class Executor final : public ExecutorBase {
     slots_[books_.idle(env_id)]->set_state(state);
   }
 
+  bool has_state() const override { return Slot::kHasState; }
+  bool renders() const override { return Slot::kRenders; }
+  std::vector<int64_t> render(size_t env_id, std::vector<uint8_t>& pixels) const override {
+    return slots_[books_.idle(env_id)]->render(pixels);
+  }
+
   void close() override {
     if (stopping_.exchange(true)) return;
     queue_.available().release(static_cast<int32_t>(workers_.size()));

@@ -82,6 +82,11 @@ class ExecutorBase {
   virtual const Schedule& schedule() const = 0;
   virtual std::vector<double> get_state(size_t env_id) const = 0;
   virtual void set_state(size_t env_id, const std::vector<double>& state) = 0;
+  // Whether the family's state can be read and written (get_state/set_state).
+  virtual bool has_state() const = 0;
+  // Whether the family renders, and env `env_id`'s screen (an idle env only).
+  virtual bool renders() const = 0;
+  virtual std::vector<int64_t> render(size_t env_id, std::vector<uint8_t>& pixels) const = 0;
   virtual void close() = 0;
 };
 

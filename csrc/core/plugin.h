@@ -30,7 +30,7 @@ inline constexpr const char* kPluginCapsule = "torchpool.family_plugin";
 
 // Bumped whenever the interface between _core and a family module changes
 // (ExecutorBase, ExecutorOptions, Config, EnvSpec, the exceptions).
-inline constexpr uint32_t kPluginAbiVersion = 1;
+inline constexpr uint32_t kPluginAbiVersion = 2;  // 2: ExecutorBase::has_state/renders/render
 
 struct AbiStamp {
   uint32_t version = kPluginAbiVersion;

@@ -3,11 +3,12 @@
 The only torchpool line is the env construction; the rest is plain SB3.
 RL Zoo (rl_zoo3 2.9.2 hyperparams/ppo.yml, ``atari``): 8 envs, n_steps 128,
 batch 256, 4 epochs, lin_2.5e-4 learning rate, lin_0.1 clip, ent_coef 0.01,
-CnnPolicy, 10M agent steps. SB3's ``make_atari_env`` + ``VecFrameStack(4)``
-becomes pool options: 84x84 grey, max-pooled frame skip 4, 30 no-ops and fire
-reset are ``Pong-v5``'s defaults, so is ``stack_num=4``; ``episodic_life`` and
-``reward_clip`` are asked for. The returns printed are whole games, unclipped,
-as Monitor under SB3's AtariWrapper reports them; a random policy scores -20.7.
+CnnPolicy, 10M agent steps. ``torchpool.sb3.make_atari_env`` stands in for
+SB3's: the frames, rewards and episodes of its ``AtariWrapper`` (84x84 grey,
+max-pooled frame skip 4, 30 no-ops, fire reset, lost lives ending episodes,
+clipped rewards), stacked by SB3's own ``VecFrameStack``. The returns printed
+are whole games, unclipped, as Monitor under SB3's AtariWrapper reports them;
+a random policy scores -20.7.
 
     pip install "stable-baselines3>=2.3" "ale-py>=0.9"
     python examples/sb3/ppo_pong.py --total-timesteps 10000000
@@ -23,14 +24,15 @@ from dataclasses import dataclass
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecFrameStack
 
-import torchpool.sb3
+from torchpool.sb3 import make_atari_env
 
 
 @dataclass
 class Args:
-    env_id: str = "Pong-v5"
-    """the torchpool Atari id"""
+    env_id: str = "PongNoFrameskip-v4"
+    """the game, as SB3 and the RL Zoo name it (or a torchpool id, "Pong-v5")"""
     n_envs: int = 8
     """envs in the pool (RL Zoo: 8)"""
     total_timesteps: int = 10_000_000
@@ -94,11 +96,10 @@ if __name__ == "__main__":
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    # was: envs = VecFrameStack(make_atari_env("PongNoFrameskip-v4", n_envs=args.n_envs, seed=args.seed), n_stack=4)
-    envs = torchpool.sb3.make_vec_env(args.env_id, n_envs=args.n_envs, seed=args.seed,
-                                      episodic_life=True, reward_clip=True)
+    # was: from stable_baselines3.common.env_util import make_atari_env
+    envs = VecFrameStack(make_atari_env(args.env_id, n_envs=args.n_envs, seed=args.seed), n_stack=4)
     model = PPO("CnnPolicy", envs, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
                 learning_rate=linear(args.learning_rate), clip_range=linear(args.clip_range),
                 vf_coef=0.5, ent_coef=args.ent_coef, seed=args.seed, device="cpu")
-    model.learn(args.total_timesteps, callback=Progress(args.log_every, envs.pool.task_kwargs["frame_skip"]))
+    model.learn(args.total_timesteps, callback=Progress(args.log_every, frame_skip=4))
     envs.close()

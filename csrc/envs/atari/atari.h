@@ -28,6 +28,13 @@
 // then the game goes on), then 1..noop_max no-op frames drawn from the Rng,
 // then FIRE once if use_fire_reset and the game has FIRE. The frame stack is
 // filled with the first frame.
+//
+// preprocessing="sb3" follows SB3's AtariWrapper (NoopResetEnv, MaxAndSkipEnv,
+// EpisodicLifeEnv, FireResetEnv, WarpFrame) instead, where it differs: the
+// grey frame is OpenCV's RGB2GRAY of the max-pooled RGB frames (not ALE's
+// grey, pooled); FIRE reset is a whole step of FIRE and then one of the
+// action at index 2, the observation pooled from the last; and a lost life
+// (episodic_life) is followed by one whole no-op step, not by no-op frames.
 #pragma once
 
 #include <ale/ale_interface.hpp>
@@ -109,7 +116,8 @@ class AtariModel {
         episodic_life(config.number("episodic_life") != 0),
         reward_clip(config.number("reward_clip") != 0),
         repeat_action_probability(config.number("repeat_action_probability")),
-        bilinear(config.string("resize") == "bilinear") {
+        bilinear(config.string("resize") == "bilinear"),
+        sb3(config.string("preprocessing") == "sb3") {
     check_rom(rom_path);
     const auto probe = load_game(rom_path);
     // 210 x 160 for most games; a few (Adventure: 250 rows) are taller.
@@ -138,11 +146,17 @@ class AtariModel {
   }
 
   static std::vector<FieldSpec> extras() {
-    return {{"lives", Dtype::Int32, {}}, {"raw_reward", Dtype::Float32, {}}, {"game_over", Dtype::Bool, {}}};
+    return {{"lives", Dtype::Int32, {}},
+            {"raw_reward", Dtype::Float32, {}},
+            {"game_over", Dtype::Bool, {}},
+            {"episode_frame_number", Dtype::Int32, {}}};
   }
   const ExtraField<int32_t> lives_field = extra_field<int32_t>(extras(), "lives");
   const ExtraField<float> raw_reward_field = extra_field<float>(extras(), "raw_reward");
   const ExtraField<bool> game_over_field = extra_field<bool>(extras(), "game_over");
+  // ALE's frames since the game's reset (ale-py's info key): a game's length as Monitor counts it under SB3's
+  // AtariWrapper, no-op and FIRE frames included.
+  const ExtraField<int32_t> frame_number_field = extra_field<int32_t>(extras(), "episode_frame_number");
 
   const std::string rom_path;
   const int height, width, stack_num;
@@ -151,6 +165,7 @@ class AtariModel {
   const bool episodic_life, reward_clip;
   const double repeat_action_probability;
   const bool bilinear;
+  const bool sb3;  // SB3's AtariWrapper: OpenCV grey of the RGB max, its FIRE and lost-life resets
   ale::ActionVect actions;
   bool fire_reset = false;
   int screen_height = 0, screen_width = 0;
@@ -181,35 +196,73 @@ class Atari {
       tables_[1][index] = static_cast<float>((colour >> 16) & 0xFF);                            // red
       tables_[2][index] = static_cast<float>((colour >> 8) & 0xFF);                             // green
       tables_[3][index] = static_cast<float>(colour & 0xFF);                                    // blue
+      tables_[4][index] = static_cast<float>(opencv_grey(colour >> 16 & 0xFF, colour >> 8 & 0xFF, colour & 0xFF));
     }
     before_.resize(pixels_);
     for (auto& repeats : repeats_) repeats.resize(model.screen_height);
   }
 
   void reset(Rng& rng, StepOutput& out) {
-    if (!model_.episodic_life || ale_->game_over(false) || !life_lost_) ale_->reset_game();
-    life_lost_ = false;
+    const bool only_a_life = model_.episodic_life && !ale_->game_over(false) && life_lost_;
+    bool pooled = false;
+    if (model_.sb3) {
+      pooled = reset_as_sb3(rng, only_a_life);
+    } else {
+      if (!only_a_life) ale_->reset_game();
+      life_lost_ = false;
+      play_noops(rng);
+      if (model_.fire_reset) {
+        ale_->act(ale::PLAYER_A_FIRE);
+        if (ale_->game_over(false)) ale_->reset_game();
+      }
+    }
+    last_action_ = ale::PLAYER_A_NOOP;
+    lives_ = ale_->lives();
+
+    push_frame(pooled, /*fill=*/true);
+    write(out, 0.0, false);
+  }
+
+  StepResult step(const Action& action, Rng& rng, StepOutput& out) {
+    double reward = 0.0;
+    bool game_over = false;
+    const bool pooled = play_step(model_.actions[static_cast<size_t>(action.index)], rng, reward, game_over);
+    push_frame(pooled, /*fill=*/false);
+
+    StepResult result;
+    result.terminated = game_over || life_lost_;
+    result.reward = model_.reward_clip ? static_cast<double>((reward > 0) - (reward < 0)) : reward;
+    write(out, reward, game_over);
+    return result;
+  }
+
+  // ALE's RGB screen (getScreenRGB), full size.
+  std::vector<int64_t> render(std::vector<uint8_t>& pixels) const {
+    pixels.resize(static_cast<size_t>(model_.screen_height) * model_.screen_width * 3);
+    ale_->getScreenRGB(pixels);
+    return {model_.screen_height, model_.screen_width, 3};
+  }
+
+ private:
+  // SB3's grey (cv::cvtColor RGB2GRAY on 8 bits): fixed-point weights 0.299, 0.587, 0.114 in 14 bits, rounded.
+  static uint32_t opencv_grey(uint32_t red, uint32_t green, uint32_t blue) {
+    return (red * 4899 + green * 9617 + blue * 1868 + (1u << 13)) >> 14;
+  }
+
+  void play_noops(Rng& rng) {
     const int noops = model_.noop_max > 0 ? static_cast<int>(rng.integer(model_.noop_max)) + 1 : 0;
     for (int i = 0; i < noops; ++i) {
       ale_->act(ale::PLAYER_A_NOOP);
       if (ale_->game_over(false)) ale_->reset_game();
     }
-    if (model_.fire_reset) {
-      ale_->act(ale::PLAYER_A_FIRE);
-      if (ale_->game_over(false)) ale_->reset_game();
-    }
-    last_action_ = ale::PLAYER_A_NOOP;
-    lives_ = ale_->lives();
-
-    push_frame(/*pooled=*/false, /*fill=*/true);
-    write(out, 0.0, false);
   }
 
-  StepResult step(const Action& action, Rng& rng, StepOutput& out) {
-    const ale::Action chosen = model_.actions[static_cast<size_t>(action.index)];
+  // One env step of `chosen`: frame_skip frames (sticky as configured), ended
+  // early by game over or (episodic_life) a lost life; the second-to-last
+  // frame is kept in before_. Returns whether the screen is to be pooled.
+  bool play_step(ale::Action chosen, Rng& rng, double& reward, bool& game_over) {
     const int skip = model_.frame_skip;
-    double reward = 0.0;
-    bool game_over = false, pooled = skip >= 2;
+    bool pooled = skip >= 2;
     for (int frame = 0; frame < skip; ++frame) {
       if (model_.repeat_action_probability <= 0.0 || rng.uniform(0.0, 1.0) >= model_.repeat_action_probability)
         last_action_ = chosen;
@@ -221,23 +274,48 @@ class Atari {
       if (game_over || life_lost_) {
         // The episode ends inside the skip: show the frame reached, pooled with
         // the one before only if that one is this step's second-to-last.
-        pooled = pooled && frame == skip - 1;
-        break;
+        return pooled && frame == skip - 1;
       }
       if (frame == skip - 2)
         scan_rows(ale_->getScreen().getArray(), before_.data(), repeats_[1].data(), model_.screen_height,
                   model_.screen_width);
     }
-    push_frame(pooled, /*fill=*/false);
-
-    StepResult result;
-    result.terminated = game_over || life_lost_;
-    result.reward = model_.reward_clip ? static_cast<double>((reward > 0) - (reward < 0)) : reward;
-    write(out, reward, game_over);
-    return result;
+    return pooled;
   }
 
- private:
+  // SB3's resets, innermost first: NoopResetEnv's (reset, no-op frames) or,
+  // after a lost life, EpisodicLifeEnv's whole no-op step; then FireResetEnv's
+  // steps of FIRE and of action 2, each followed by the inner reset again if
+  // it ended the episode. Returns whether the last screen is to be pooled.
+  bool reset_as_sb3(Rng& rng, bool only_a_life) {
+    auto inner_reset = [&](bool after_a_life) {
+      life_lost_ = false;
+      lives_ = ale_->lives();
+      last_action_ = ale::PLAYER_A_NOOP;
+      if (after_a_life) {
+        double reward = 0.0;
+        bool game_over = false;
+        const bool pooled = play_step(ale::PLAYER_A_NOOP, rng, reward, game_over);
+        life_lost_ = false;
+        lives_ = ale_->lives();
+        return pooled;
+      }
+      ale_->reset_game();
+      lives_ = ale_->lives();
+      play_noops(rng);
+      return false;
+    };
+    bool pooled = inner_reset(only_a_life);
+    if (!model_.fire_reset || model_.actions.size() < 3) return pooled;
+    for (const ale::Action action : {model_.actions[1], model_.actions[2]}) {
+      double reward = 0.0;
+      bool game_over = false;
+      pooled = play_step(action, rng, reward, game_over);
+      if (game_over || life_lost_) pooled = inner_reset(!game_over);
+    }
+    return pooled;
+  }
+
   // Resizes the emulator's current screen (max-pooled with before_ if
   // `pooled`) into the newest stack slot, one plane per channel; the stack is
   // a ring, unrolled oldest-first by write(). The resizer asks for source
@@ -253,11 +331,20 @@ class Atari {
       scan_rows(last, nullptr, repeats_[0].data(), model_.screen_height, model_.screen_width);
       first_equal = equal_rows_.find(last, repeats_[0].data(), before, repeats_[1].data());
     }
+    const bool opencv_grey_of_max = model_.sb3 && model_.gray_scale;
     for (int c = 0; c < model_.channels(); ++c) {
-      const float* table = tables_[model_.gray_scale ? 0 : 1 + c].data();
+      const float* table = tables_[!model_.gray_scale ? 1 + c : model_.sb3 ? 4 : 0].data();
       auto row = [&](int r, float* line) {
         const uint8_t* now = last + r * width;
-        if (before != nullptr) {
+        if (before != nullptr && opencv_grey_of_max) {
+          const uint8_t* earlier = before + r * width;
+          for (size_t x = 0; x < width; ++x) {
+            auto channel = [&](int k) {
+              return static_cast<uint32_t>(std::max(tables_[k][now[x]], tables_[k][earlier[x]]));
+            };
+            line[x] = static_cast<float>(opencv_grey(channel(1), channel(2), channel(3)));
+          }
+        } else if (before != nullptr) {
           const uint8_t* earlier = before + r * width;
           for (size_t x = 0; x < width; ++x) line[x] = std::max(table[now[x]], table[earlier[x]]);
         } else {
@@ -284,6 +371,7 @@ class Atari {
     *out.extra(model_.lives_field) = lives_;
     *out.extra(model_.raw_reward_field) = static_cast<float>(raw_reward);
     *out.extra(model_.game_over_field) = game_over;
+    *out.extra(model_.frame_number_field) = ale_->getEpisodeFrameNumber();
   }
 
   const Model& model_;
@@ -291,9 +379,9 @@ class Atari {
   const size_t plane_, frame_size_, pixels_;
   AreaResize area_;
   BilinearResize bilinear_;
-  // palette index -> grey, red, green, blue, as floats: the resizers work in
-  // float, and max() of whole numbers in float is exact.
-  std::array<std::array<float, 256>, 4> tables_{};
+  // palette index -> ALE's grey, red, green, blue, OpenCV's grey, as floats:
+  // the resizers work in float, and max() of whole numbers in float is exact.
+  std::array<std::array<float, 256>, 5> tables_{};
   EqualRows equal_rows_;
   std::vector<uint8_t> before_;                  // the second-to-last frame's palette indices
   std::array<std::vector<uint8_t>, 2> repeats_;  // per row: equal to the row above? [0] last frame, [1] before_
