@@ -52,9 +52,10 @@ scalar field (shape ``()``) comes as ``[N, 1]`` (a view still), its space of
 shape ``(1,)``, since SB3's feature extractors flatten from dim 1.
 
 ``get_attr``/``env_method``/``set_attr`` reach no Python env (a torchpool env is
-C++): ``get_attr`` serves ``render_mode`` (``"rgb_array"`` where the family
-renders: Atari's emulator screen, so ``VecVideoRecorder`` films it; else
-``None``), ``spec``, ``metadata`` and the single-env spaces; ``env_method``
+C++): ``get_attr`` serves ``render_mode`` (``"rgb_array"`` where the pool
+renders, ``Pool.renders``: Atari, classic control, MuJoCo, so
+``VecVideoRecorder`` films them; ``None`` for Python envs), ``spec``,
+``metadata`` and the single-env spaces; ``env_method``
 serves ``get_wrapper_attr``/``has_wrapper_attr``; anything else raises an
 ``AttributeError`` naming the call.
 """
@@ -322,8 +323,7 @@ class PoolVecEnv(VecEnv):
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """``render_mode``, ``spec``, ``metadata``, ``observation_space``, ``action_space``, per env.
 
-        ``render_mode`` is ``"rgb_array"`` for a family that renders (Atari:
-        the emulator's screen; ``Pool.renders``), else ``None``.
+        ``render_mode`` is ``"rgb_array"`` where the pool renders (``Pool.renders``), else ``None``.
         """
         count = len(list(self._get_indices(indices)))
         renders = self._pool.renders
