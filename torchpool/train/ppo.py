@@ -116,8 +116,11 @@ RECIPES: dict[str, dict] = {
                         num_minibatches=4, ent_coef=0.0, target_return=475.0),
     "Acrobot-v1": dict(total_frames=500_000, num_envs=8, num_steps=128, target_return=-100.0),
     "MountainCar-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=128, ent_coef=0.0),
-    "Pendulum-v1": dict(total_frames=2_000_000, num_envs=16, num_steps=256, learning_rate=1e-3,
-                        gamma=0.95, gae_lambda=0.9, update_epochs=10, num_minibatches=32, ent_coef=0.0,
+    # 16 x 256 frames, gamma 0.95, lambda 0.9, reward_scale 0.1; then 4 large minibatches (not 32) at lr 3e-3
+    # for 15 epochs: a third of the time, from a 5-seed sweep whose fresh episodes all averaged >= -200
+    # (benchmarks/RESULTS.md, "How the Pendulum-v1 recipe was chosen").
+    "Pendulum-v1": dict(total_frames=2_000_000, num_envs=16, num_steps=256, learning_rate=3e-3,
+                        gamma=0.95, gae_lambda=0.9, update_epochs=15, num_minibatches=4, ent_coef=0.0,
                         reward_scale=0.1, target_return=-200.0),
     "MountainCarContinuous-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=256, ent_coef=0.0),
     # CleanRL's ppo_continuous_action.py settings (2048-frame batches, 32 minibatches, 10 epochs, lr 3e-4),
