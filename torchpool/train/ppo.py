@@ -113,7 +113,7 @@ RECIPES: dict[str, dict] = {
     # entropy bonus. Chosen from a 5-seed sweep of batch shape, rate, epochs and minibatches (benchmarks/
     # RESULTS.md, "PPO recipes on the CPU"): the one whose 10 fresh episodes averaged >= 493 for every seed.
     "CartPole-v1": dict(total_frames=300_000, num_envs=32, num_steps=32, learning_rate=2e-3, update_epochs=8,
-                        num_minibatches=4, ent_coef=0.0, target_return=475.0),
+                        num_minibatches=4, ent_coef=0.0, target_return=475.0, eval_games=10),
     "Acrobot-v1": dict(total_frames=500_000, num_envs=8, num_steps=128, target_return=-100.0),
     "MountainCar-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=128, ent_coef=0.0),
     # 16 x 256 frames, gamma 0.95, lambda 0.9, reward_scale 0.1; then 4 large minibatches (not 32) at lr 3e-3
@@ -121,7 +121,7 @@ RECIPES: dict[str, dict] = {
     # (benchmarks/RESULTS.md, "How the Pendulum-v1 recipe was chosen").
     "Pendulum-v1": dict(total_frames=2_000_000, num_envs=16, num_steps=256, learning_rate=3e-3,
                         gamma=0.95, gae_lambda=0.9, update_epochs=15, num_minibatches=4, ent_coef=0.0,
-                        reward_scale=0.1, target_return=-200.0),
+                        reward_scale=0.1, target_return=-200.0, eval_games=10),
     "MountainCarContinuous-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=256, ent_coef=0.0),
     # CleanRL's ppo_continuous_action.py settings (2048-frame batches, 32 minibatches, 10 epochs, lr 3e-4),
     # spread over 8 envs; its NormalizeReward wrapper is replaced by a fixed reward_scale.
