@@ -73,6 +73,27 @@ def fresh_episodes(act, games: int = 10) -> float:
     return float(np.mean(returns))
 
 
+def plot(rows: dict[str, list[tuple[float, float]]], path: Path) -> None:
+    """Each run as a point: seconds to its trained policy against its 10 fresh episodes' mean."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, runs in rows.items():
+        ax.scatter([s for s, _ in runs], [r for _, r in runs], label=name, s=40)
+    ax.axhline(-200, color="gray", linestyle="--", label="-200 (the target)")
+    ax.set_xlabel("seconds to a trained policy")
+    ax.set_ylabel("10 fresh episodes' mean return")
+    ax.set_xlim(left=0)
+    ax.set_title("Pendulum-v1 on 2 CPU cores, one run per seed")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
@@ -107,6 +128,7 @@ def main() -> None:
                      f"{statistics.median(s for s, _ in runs):.2f} | {', '.join(f'{r:.1f}' for _, r in runs)} |")
     ratio = statistics.median(s for s, _ in rows["torchpool PPO (the recipe)"]) / statistics.median(
         s for s, _ in rows["RLtools SAC"])
+    plot(rows, HERE / "train_speed.png")
     info = bench.machine(("rltools",))
     section = "\n".join([
         "<!-- train-speed:begin -->",
@@ -122,6 +144,8 @@ def main() -> None:
         *lines,
         "",
         f"torchpool's median time is {ratio:.2f}x RLtools' (issue #34: must <= 1.5x, goal <= 1x and <= 2 s).",
+        "",
+        "![Pendulum-v1: time to a trained policy](train_speed.png)",
         "<!-- train-speed:end -->",
     ])
     bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed:begin -->", "<!-- train-speed:end -->")
