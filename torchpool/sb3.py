@@ -326,13 +326,12 @@ class PoolVecEnv(VecEnv):
         ``render_mode`` is ``"rgb_array"`` where the pool renders (``Pool.renders``), else ``None``.
         """
         count = len(list(self._get_indices(indices)))
-        renders = self._pool.renders
         if attr_name == "render_mode":
-            value: Any = "rgb_array" if renders else None
+            value: Any = "rgb_array" if self._pool.renders else None
         elif attr_name == "spec":
             value = self._spec()
         elif attr_name == "metadata":
-            value = {"render_modes": ["rgb_array"] if renders else []}
+            value = {"render_modes": ["rgb_array"] if self._pool.renders else []}
         elif attr_name in ("observation_space", "action_space"):
             value = getattr(self, attr_name)
         else:

@@ -2,9 +2,10 @@
 
 A worker is a fresh interpreter (``subprocess``, the equivalent of the spawn
 start method: never a fork of the threaded parent) running
-``torchpool/_workers/worker.py``. The parent sends its ``sys.path`` and the
-pickled constructors of the worker's envs, reads back what the worker built
-(or its traceback), then passes the shared region's memfd and layout.
+``torchpool/_workers/worker.py``. The parent sends its ``sys.path`` (and, to
+worker 0, the seed of a probe reset), then the pickled constructors of the
+worker's envs, reads back what the worker built (or its traceback), then
+passes the shared region's memfd and layout.
 """
 
 from __future__ import annotations
@@ -61,8 +62,12 @@ class Worker:
             os.close(pidfd)
 
 
-def start(index: int, first_env: int, env_fns_payload: bytes, process_module: str) -> Worker:
-    """Starts worker ``index`` and sends it its envs; returns at once (the worker builds them meanwhile)."""
+def start(index: int, first_env: int, env_fns_payload: bytes, process_module: str,
+          probe_seed: int | None = None) -> Worker:
+    """Starts worker ``index`` and sends it its envs; returns at once (the worker builds them meanwhile).
+
+    With ``probe_seed`` the worker also resets its first env with it once, to report its ``info``.
+    """
     parent_sock, child_sock = socket.socketpair()
     try:
         process = subprocess.Popen(
@@ -77,7 +82,7 @@ def start(index: int, first_env: int, env_fns_payload: bytes, process_module: st
     try:
         pidfd = os.pidfd_open(process.pid)
         try:
-            _protocol.send_message(parent_sock, {"sys_path": list(sys.path)})
+            _protocol.send_message(parent_sock, {"sys_path": list(sys.path), "probe_seed": probe_seed})
             _send_raw(parent_sock, env_fns_payload)
         except (BrokenPipeError, ConnectionResetError):  # it died at once: built() says how
             pass

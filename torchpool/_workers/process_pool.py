@@ -119,12 +119,10 @@ class ProcessPool(Pool):
         # that does not pickle fails here, with nothing to clean up.
         ranges = [(w * num_envs // num_workers, (w + 1) * num_envs // num_workers - w * num_envs // num_workers)
                   for w in range(num_workers)]
-        # Worker 0 also resets env 0 once, for its info keys; a replacement of it does not.
-        self._payloads = [self._payload(env_fns, per_env_kwargs, first, count, None) for first, count in ranges]
-        first_payload = self._payload(env_fns, per_env_kwargs, *ranges[0], seed)
+        self._payloads = [self._payload(env_fns, per_env_kwargs, first, count) for first, count in ranges]
         self._module_path = _process_module().__file__
         try:
-            self._start(ranges, first_payload, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls)
+            self._start(ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls)
         except BaseException:
             self._shut_down_workers()
             raise
@@ -166,22 +164,22 @@ class ProcessPool(Pool):
         return [dict(k) for k in env_kwargs]
 
     @staticmethod
-    def _payload(env_fns: list, env_kwargs: list, first: int, count: int, probe_seed: int | None) -> bytes:
+    def _payload(env_fns: list, env_kwargs: list, first: int, count: int) -> bytes:
         import cloudpickle
 
         payload = {"env_fns": env_fns[first:first + count], "env_kwargs": env_kwargs[first:first + count],
-                   "first_env": first, "probe_seed": probe_seed}
+                   "first_env": first}
         try:
             return cloudpickle.dumps(payload)
         except Exception as error:
             raise TypeError(f"env_fn cannot be pickled for the worker processes ({type(error).__name__}: "
                             f"{error}); define it at module level or close over picklable values only") from None
 
-    def _start(self, ranges, first_payload, batch_size, seed, autoreset, max_episode_steps, pin_memory,
-               spin_polls) -> None:
+    def _start(self, ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls) -> None:
         process = _process_module()
         for w, (first, count) in enumerate(ranges):  # one at a time: a failed start leaves the others to close
-            worker = launch.start(w, first, first_payload if w == 0 else self._payloads[w], self._module_path)
+            # Worker 0 also resets env 0 once, for its info keys; a replacement of it does not.
+            worker = launch.start(w, first, self._payloads[w], self._module_path, probe_seed=seed if w == 0 else None)
             worker.env_count = count
             self._workers.append(worker)
         reports = [launch.built(worker) for worker in self._workers]

@@ -5,9 +5,10 @@ by ``torchpool/_workers/launch.py``, never imported by the parent: it must
 start without torch, so it imports nothing of the ``torchpool`` package and
 loads the compiled ``torchpool._process`` from the path it is given.
 
-The control socket carries only the start: the parent's ``sys.path``, the
-pickled env constructors, and then the shared region (a memfd, passed as a
-file descriptor) with its layout. From then on every request and answer
+The control socket carries only the start: the parent's ``sys.path`` (and a
+probe seed: reset the first env once, to report its ``info``), the pickled
+env constructors, and then the shared region (a memfd, passed as a file
+descriptor) with its layout. From then on every request and answer
 goes through the region (csrc/envs/process/shared_region.h): this loop asks
 ``WorkerChannel.take()`` for requests, writes each answer into NumPy views of
 the region and publishes it with ``finish()`` (or ``fail()`` with the
@@ -172,7 +173,7 @@ def main() -> None:
     try:
         payload = receive_message(sock)
         envs = build_envs(payload)
-        report = describe(envs, payload["probe_seed"])
+        report = describe(envs, setup["probe_seed"])
         try:
             pickle.dumps(report)
         except Exception:  # an info value that does not pickle: its keys are all the parent needs

@@ -111,7 +111,8 @@ class Args:
 RECIPES: dict[str, dict] = {
     # Short batches of many envs and large steps: 32 x 32 frames, lr 2e-3, 8 epochs of 4 minibatches, no
     # entropy bonus. Chosen from a 5-seed sweep of batch shape, rate, epochs and minibatches (benchmarks/
-    # RESULTS.md, "PPO recipes on the CPU"): the one whose 10 fresh episodes averaged >= 493 for every seed.
+    # RESULTS.md, "How the CartPole-v1 recipe was chosen"): the one whose fresh episodes averaged >= 493 for
+    # every seed.
     "CartPole-v1": dict(total_frames=300_000, num_envs=32, num_steps=32, learning_rate=2e-3, update_epochs=8,
                         num_minibatches=4, ent_coef=0.0, target_return=475.0, eval_games=10),
     "Acrobot-v1": dict(total_frames=500_000, num_envs=8, num_steps=128, target_return=-100.0),
