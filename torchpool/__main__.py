@@ -1,6 +1,7 @@
 """Command line: ``python -m torchpool {train,list,bench,demo}``.
 
     python -m torchpool train CartPole-v1         # PPO with the tuned recipe: curve PNG + weights in runs/
+    python -m torchpool train Pendulum-v1 --algo sac   # SAC (continuous actions), its own recipes
     python -m torchpool list                      # every env id
     python -m torchpool bench CartPole-v1         # side-by-side steps/s table
     python -m torchpool demo CartPole-v1          # step a pool and print episode returns
@@ -99,8 +100,12 @@ def _demo(args: argparse.Namespace) -> None:
 
 
 def _train(args: argparse.Namespace) -> None:
-    from .train.ppo import Args, file_stem, train
+    from .train._outputs import file_stem
 
+    if args.algo == "sac":
+        from .train.sac import Args, train
+    else:
+        from .train.ppo import Args, train
     settings = args.settings  # main() looked the recipe up
     for name in ("total_frames", "num_envs", "device", "seed", "out_dir", "target_return", "max_seconds"):
         value = getattr(args, name)
@@ -111,7 +116,7 @@ def _train(args: argparse.Namespace) -> None:
     if args.tensorboard:
         settings["tensorboard"] = True
     result = train(Args(env_id=args.env_id, **settings))
-    stem = f"{result['args']['out_dir']}/ppo_{file_stem(args.env_id)}"
+    stem = f"{result['args']['out_dir']}/{args.algo}_{file_stem(args.env_id)}"
     run = f"{result['frames']:,} frames in {result['wall_seconds']:.1f} s ({result['frames_per_s']:,.0f} frames/s)"
     if math.isnan(result["final_mean_return"]):  # no episode ended: there is no return to average
         print(f"{args.env_id}: no episode finished in {run}; give it more --total-frames")
@@ -195,27 +200,33 @@ def _device(text: str) -> str:
 
 
 def _recipes_epilog() -> str:
+    from .train import sac
     from .train.ppo import RECIPES, VARIANTS
 
-    recipes = textwrap.fill(f"envs with a tuned recipe: {', '.join(RECIPES)}; any other id trains with the "
+    recipes = textwrap.fill(f"envs with a tuned PPO recipe: {', '.join(RECIPES)}; any other id trains with the "
                             "generic defaults (torchpool/train/ppo.py, Args).", width=78)
+    sac_recipes = textwrap.fill(f"envs with a tuned SAC recipe (--algo sac, continuous actions only): "
+                                f"{', '.join(sac.RECIPES)}; other ids get CleanRL's defaults "
+                                "(torchpool/train/sac.py, Args).", width=78)
     variants = "\n".join(f"  {name}: {', '.join(sorted(envs))}" for name, envs in VARIANTS.items())
-    return f"{recipes}\n\n--recipe variants, and the envs they cover:\n{variants}"
+    return f"{recipes}\n\n{sac_recipes}\n\n--recipe variants (PPO only), and the envs they cover:\n{variants}"
 
 
 def main(argv: list[str] | None = None) -> None:
     doc = __doc__.split("\n\n")
     parser = _Parser(prog="python -m torchpool", formatter_class=argparse.RawDescriptionHelpFormatter,
-                     description="torchpool's command line: train PPO on an env, list the envs, "
+                     description="torchpool's command line: train PPO or SAC on an env, list the envs, "
                                  "benchmark a pool, run a demo.",
                      epilog="examples:\n" + textwrap.indent(textwrap.dedent(doc[1]), "  "))
     commands = parser.add_subparsers(dest="command", required=True, metavar="<command>")
-    train_parser = commands.add_parser("train", help="train PPO on torchpool.stream with the tuned recipe",
-                                       description="Train PPO on torchpool.stream with the env's tuned recipe; "
-                                                   "the learning curve (PNG), the weights (.pt) and a JSON "
-                                                   "summary go to --out-dir.",
+    train_parser = commands.add_parser("train", help="train PPO or SAC on torchpool.stream with the tuned recipe",
+                                       description="Train PPO (or SAC) on torchpool.stream with the env's tuned "
+                                                   "recipe; the learning curve (PNG), the weights (.pt) and a "
+                                                   "JSON summary go to --out-dir.",
                                        epilog=_recipes_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     train_parser.add_argument("env_id", nargs="?", default="CartPole-v1", help="env id (default CartPole-v1)")
+    train_parser.add_argument("--algo", choices=("ppo", "sac"), default="ppo",
+                              help="ppo (default) or sac (continuous actions only)")
     train_parser.add_argument("--recipe", default=None,
                               help="a named variant of the env's recipe, e.g. cleanrl (CleanRL's Nature-CNN "
                                    "Atari settings, the GPU recipe); default: the tuned one")
@@ -262,7 +273,19 @@ def main(argv: list[str] | None = None) -> None:
             registry.lookup(args.env_id)  # an unknown id: the error suggests the closest
         except ValueError as error:
             command_parser.error(str(error))
-    if args.command == "train":
+    if args.command == "train" and args.algo == "sac":
+        from .train import sac
+
+        if args.recipe is not None:
+            command_parser.error(f"--recipe {args.recipe}: the recipe variants are PPO's; --algo sac has none")
+        if args.tensorboard:
+            command_parser.error("--tensorboard logs PPO only; --algo sac does not log to TensorBoard")
+        args.settings = sac.recipe(args.env_id)
+        try:
+            sac.check_env(args.env_id, args.settings.get("make_kwargs"))
+        except ValueError as error:
+            command_parser.error(str(error))
+    elif args.command == "train":
         from .train.ppo import recipe
 
         try:
