@@ -175,3 +175,44 @@ def test_the_adaptive_learning_rate_follows_rl_games_rule():
     assert adapt_lr(1e-3, kl=0.01, target=0.01) == 1e-3         # in between: unchanged
     assert adapt_lr(9e-3, kl=0.0, target=0.01) == 1e-2 and adapt_lr(1e-6, kl=1.0, target=0.01) == 1e-6
     assert adapt_lr(9e-4, kl=0.0, target=0.01, highest=1e-3) == 1e-3
+
+
+def test_decoupled_ppo_clips_around_the_proximal_policy_and_weighs_by_the_lag():
+    import torch
+
+    from torchpool.train.ppo import clipped_surrogate
+
+    advantage = torch.tensor([1.0])
+    # pi / pi_behaviour = 1.3 but pi / pi_prox = 1.05: plain PPO (clipping pi / pi_behaviour at 1.2) gives no
+    # gradient; the decoupled loss is inside its trust region and pushes on with weight pi_prox / pi_behaviour.
+    log_prob = torch.tensor([0.0], requires_grad=True)
+    weight = torch.tensor([1.3 / 1.05])
+    ratio_prox = (log_prob - torch.log(torch.tensor([1 / 1.05]))).exp()
+    clipped_surrogate(ratio_prox, advantage, 0.2, weight).backward()
+    torch.testing.assert_close(log_prob.grad, -torch.tensor([1.3]), msg="d/dlogpi of -(pi/pi_b) A is -(pi/pi_b) A")
+    log_prob.grad = None
+    ratio_behaviour = (log_prob - torch.log(torch.tensor([1 / 1.3]))).exp()
+    clipped_surrogate(ratio_behaviour, advantage, 0.2).backward()
+    assert log_prob.grad.item() == 0.0, "plain PPO clips a ratio of 1.3"
+    # Without lag (weight 1) the two agree.
+    ratio = torch.tensor([0.7, 1.0, 1.4])
+    signs = torch.tensor([1.0, -1.0, 1.0])
+    torch.testing.assert_close(clipped_surrogate(ratio, signs, 0.2, torch.ones(3)),
+                               clipped_surrogate(ratio, signs, 0.2))
+
+
+def test_value_normalisation_maps_the_critic_through_the_returns_statistics():
+    import torch
+
+    import torchpool
+    from torchpool.train.ppo import Agent
+
+    torch.manual_seed(0)
+    with torchpool.make("Pendulum-v1", num_envs=1) as probe:
+        agent = Agent(3, probe.action_spec, hidden=(32, 16), activation="elu", norm_value=True)
+    assert [type(module).__name__ for module in agent.critic] == ["Linear", "ELU", "Linear", "ELU", "Linear"]
+    observation = torch.randn(5, 3)
+    raw = agent.critic(observation)
+    agent.returns.update(torch.tensor([[100.0], [300.0]]))  # mean 200, std 100 (count 1e-4 aside)
+    torch.testing.assert_close(agent.value(observation), raw * 100.0 + 200.0, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(agent.value_scale(), torch.tensor([100.0]), rtol=1e-4, atol=1e-3)

@@ -15,7 +15,6 @@ terminal.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from torch import nn
 from torch.distributions import Categorical, Normal
 
 import torchpool
+from torchpool.train._outputs import file_stem, play_fresh_games, save_run
 
 
 @dataclass
@@ -70,8 +70,15 @@ class Args:
     """rewards are multiplied by this before GAE (returns are logged unscaled)"""
     norm_obs: bool = False
     """normalise observations by a running mean and variance, updated after each batch's update"""
-    hidden: int = 64
-    """width of the two hidden layers"""
+    shared_body: bool = False
+    """MLP agents: actor and critic heads on one MLP body (rl_games' separate: False) instead of two MLPs"""
+    norm_value: bool = False
+    """MLP agents: the critic learns returns normalised by their running mean and variance (rl_games'
+    normalize_value), the statistics updated with each batch's returns before its update"""
+    hidden: int | tuple[int, ...] = 64
+    """MLP agents: the width of two hidden layers, or each layer's width (rl_games' Ant: (256, 128, 64))"""
+    activation: str = "tanh"
+    """MLP agents: the hidden layers' activation, "tanh" (CleanRL's) or "elu" (rl_games')"""
     seed: int = 1
     """seeds torch and the envs"""
     device: str = "cpu"
@@ -81,7 +88,8 @@ class Args:
     split_envs: bool = False
     """two env groups for overlap (worth it for costly envs or a GPU policy)"""
     prefetch: bool = False
-    """collect the next batch while this one trains (one update of policy lag; see torchpool.stream)"""
+    """collect the next batch while this one trains: the batch comes from the policy one update behind, which
+    the loss corrects as decoupled PPO does (NOTE [Decoupled PPO under prefetch])"""
     network: str = "nature"
     """image envs: "nature" (CleanRL's Nature CNN) or "compact" (3 small convs, for 42x42 frames on a CPU)"""
     channels_last: bool = False
@@ -130,6 +138,16 @@ RECIPES: dict[str, dict] = {
                            num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
     "Ant-v5": dict(total_frames=1_000_000, num_envs=8, num_steps=256, learning_rate=3e-4,
                    num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
+    # Ant-v4 to 5,000: rl_games' ant_envpool.yaml network and batch (an ELU MLP of 256-128-64, observation and
+    # value normalisation, 64 envs x 64 steps, 4 epochs of 2 minibatches, critic weight 2, grad norm 1, lr 3e-4
+    # adapted to each epoch's KL), with prefetch (the update hides behind the envs: ~10k frames/s instead of
+    # ~6.9k) and decoupled PPO for its one-update lag, and a KL target of 0.024 instead of 0.008: 5,000 at 2.9M
+    # frames instead of not by 4.6M (benchmarks/RESULTS.md, "How the Ant-v4 recipe was chosen"). Separate actor
+    # and critic MLPs: a shared body (rl_games') plateaued near 3,500.
+    "Ant-v4": dict(total_frames=10_000_000, num_envs=64, num_steps=64, learning_rate=3e-4, kl_target=0.024,
+                   num_minibatches=2, update_epochs=4, ent_coef=0.0, vf_coef=2.0, max_grad_norm=1.0, norm_obs=True,
+                   norm_value=True, hidden=(256, 128, 64), activation="elu", prefetch=True, target_return=5000.0,
+                   eval_games=10),
     # A Python env, stepped in worker processes: Gymnasium's Box2D LunarLander (pip install 'torchpool[box2d]').
     # RL Zoo's PPO settings (gamma 0.999, lambda 0.98, 4 epochs, minibatches of 64, entropy 0.01) on 16 envs x
     # 256 steps; with minibatches of 256 it plateaus near 110 by 2M frames.
@@ -150,14 +168,21 @@ RECIPES: dict[str, dict] = {
 
 # Named alternatives to a recipe (python -m torchpool train Pong-v5 --recipe cleanrl).
 VARIANTS: dict[str, dict[str, dict]] = {
-    # CleanRL's ppo_atari_envpool.py: the Nature CNN on 84x84 frames, 8 envs x 128 steps, 4 epochs; frames
-    # here are agent steps (x4 emulator frames). Made for a GPU: on a 2-core CPU it is far slower per frame
-    # (benchmarks/RESULTS.md, "Pong on a CPU").
-    "cleanrl": {env_id: dict(total_frames=10_000_000, num_envs=8, num_steps=128, learning_rate=2.5e-4,
-                             clip_coef=0.1, ent_coef=0.01, update_epochs=4, num_minibatches=4,
-                             target_return=target, network="nature", channels_last=False, eval_games=10,
-                             make_kwargs=dict(episodic_life=True, reward_clip=True))
-                for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))},
+    # CleanRL's ppo_continuous_action.py as it runs MuJoCo: 1 env x 2048 steps, 32 minibatches, 10 epochs,
+    # lr 3e-4 annealed, NormalizeObservation; its NormalizeReward wrapper becomes a fixed reward_scale and its
+    # value clipping is left out. benchmarks/train_speed.py runs it next to the recipes.
+    "cleanrl": {**{env_id: dict(total_frames=1_000_000, num_envs=1, num_steps=2048, learning_rate=3e-4,
+                                num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True,
+                                max_grad_norm=0.5, eval_games=10)
+                   for env_id in ("Ant-v4", "Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5")},
+                # CleanRL's ppo_atari_envpool.py: the Nature CNN on 84x84 frames, 8 envs x 128 steps, 4 epochs;
+                # frames here are agent steps (x4 emulator frames). Made for a GPU: on a 2-core CPU it is far
+                # slower per frame (benchmarks/RESULTS.md, "Pong on a CPU").
+                **{env_id: dict(total_frames=10_000_000, num_envs=8, num_steps=128, learning_rate=2.5e-4,
+                                clip_coef=0.1, ent_coef=0.01, update_epochs=4, num_minibatches=4,
+                                target_return=target, network="nature", channels_last=False, eval_games=10,
+                                make_kwargs=dict(episodic_life=True, reward_clip=True))
+                   for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))}},
     # The CPU recipe with the CNN's trunk in bfloat16: faster updates on CPUs with native bf16
     # (benchmarks/cnn_update.py, RESULTS.md); elsewhere bf16 is emulated and slower.
     "bf16": {env_id: {**RECIPES[env_id], "bf16": True} for env_id in ("Pong-v5", "Breakout-v5")},
@@ -236,31 +261,78 @@ class Policy(nn.Module):
         return action, extras
 
 
-class Agent(Policy):
-    """CleanRL's MLP actor-critic: Categorical for discrete actions, a diagonal Gaussian otherwise."""
+ACTIVATIONS = {"tanh": nn.Tanh, "elu": nn.ELU}
 
-    def __init__(self, obs_size: int, action_spec, hidden: int, norm_obs: bool = False):
+
+def mlp(inputs: int, hidden: tuple[int, ...], outputs: int | None, activation: str, out_std: float = 1.0
+        ) -> nn.Sequential:
+    """Linear layers of the given widths, each followed by the activation, then a linear layer to `outputs`
+    (none if None: a body for heads of its own)."""
+    layers: list[nn.Module] = []
+    for width in hidden:
+        layers += [layer(inputs, width), ACTIVATIONS[activation]()]
+        inputs = width
+    if outputs is not None:
+        layers.append(layer(inputs, outputs, std=out_std))
+    return nn.Sequential(*layers)
+
+
+class Agent(Policy):
+    """CleanRL's MLP actor-critic: Categorical for discrete actions, a diagonal Gaussian otherwise.
+
+    Actor and critic are separate MLPs of the same hidden widths (hidden: one int for two layers of it), or
+    with shared_body one MLP whose last hidden layer feeds both heads (rl_games' `separate: False`).
+    """
+
+    def __init__(self, obs_size: int, action_spec, hidden: int | tuple[int, ...], norm_obs: bool = False,
+                 activation: str = "tanh", norm_value: bool = False, shared_body: bool = False):
         super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}")
+        widths = (hidden, hidden) if isinstance(hidden, int) else tuple(hidden)
         self.normalize = RunningNorm(obs_size) if norm_obs else nn.Identity()
+        # The critic's output is a normalised value; value() maps it back with the returns' statistics.
+        self.returns = RunningNorm(1) if norm_value else None
         self.discrete = hasattr(action_spec, "n")
         out = action_spec.n if self.discrete else int(np.prod(action_spec.shape))
-        self.critic = nn.Sequential(layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
-                                    layer(hidden, 1, std=1.0))
-        self.actor = nn.Sequential(layer(obs_size, hidden), nn.Tanh(), layer(hidden, hidden), nn.Tanh(),
-                                   layer(hidden, out, std=0.01))
+        if shared_body:
+            self.body = mlp(obs_size, widths, None, activation)
+            self.critic, self.actor = layer(widths[-1], 1, std=1.0), layer(widths[-1], out, std=0.01)
+        else:
+            self.body = nn.Identity()
+            self.critic = mlp(obs_size, widths, 1, activation, out_std=1.0)
+            self.actor = mlp(obs_size, widths, out, activation, out_std=0.01)
         if not self.discrete:
             self.log_std = nn.Parameter(torch.zeros(out))
             self.register_buffer("low", action_spec.low.float())
             self.register_buffer("high", action_spec.high.float())
 
-    def value(self, observation: torch.Tensor) -> torch.Tensor:
-        return self.critic(self.normalize(observation))
+    def _value(self, features: torch.Tensor) -> torch.Tensor:
+        value = self.critic(features)
+        if self.returns is not None:
+            value = value * (self.returns.var + 1e-8).sqrt() + self.returns.mean
+        return value
 
-    def distribution(self, observation: torch.Tensor):
-        logits = self.actor(self.normalize(observation))
+    def _distribution(self, features: torch.Tensor):
+        logits = self.actor(features)
         if self.discrete:
             return Categorical(logits=logits)
         return Normal(logits, self.log_std.exp().expand_as(logits))
+
+    def value(self, observation: torch.Tensor) -> torch.Tensor:
+        return self._value(self.body(self.normalize(observation)))
+
+    def distribution(self, observation: torch.Tensor):
+        return self._distribution(self.body(self.normalize(observation)))
+
+    def evaluate(self, observation: torch.Tensor):
+        """The distribution and the value, normalising the observation (and running a shared body) once."""
+        features = self.body(self.normalize(observation))
+        return self._distribution(features), self._value(features)
+
+    def value_scale(self) -> torch.Tensor | float:
+        """What value errors are divided by in the loss: the returns' running std with norm_value, else 1."""
+        return 1.0 if self.returns is None else (self.returns.var + 1e-8).sqrt()
 
 
 def conv(inputs: int, outputs: int, kernel: int, stride: int) -> nn.Conv2d:
@@ -360,6 +432,18 @@ def gae(batch, next_value: torch.Tensor, gamma: float, lam: float, reward_scale:
     return advantage
 
 
+def clipped_surrogate(ratio: torch.Tensor, advantage: torch.Tensor, clip_coef: float,
+                      weight: torch.Tensor | None = None) -> torch.Tensor:
+    """PPO's clipped objective, as a loss to minimise: mean of -min(r A, clip(r, 1 -+ clip_coef) A).
+
+    ratio: pi / pi_prox [n]; advantage [n]. weight: pi_prox / pi_behaviour [n] where the data came from an
+    older policy than pi_prox (NOTE [Decoupled PPO under prefetch]); None for plain PPO (pi_prox the behaviour).
+    """
+    if weight is not None:
+        advantage = advantage * weight  # weight > 0, so it factors out of the min
+    return torch.max(-advantage * ratio, -advantage * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+
+
 def adapt_lr(lr: float, kl: float, target: float, highest: float = 1e-2) -> float:
     """rl_games' AdaptiveScheduler: a step of 1.5x towards keeping each epoch's KL near target, in [1e-6, highest]."""
     if kl > 2.0 * target:
@@ -383,7 +467,8 @@ def train(args: Args) -> dict:
         agent = CnnAgent(obs_shape, action_spec.n, args.network, args.channels_last, args.bf16).to(device)
     else:
         default_threads = 1  # small MLPs: extra intra-op threads only fight the env workers
-        agent = Agent(int(np.prod(obs_shape)), action_spec, args.hidden, args.norm_obs).to(device)
+        agent = Agent(int(np.prod(obs_shape)), action_spec, args.hidden, args.norm_obs, args.activation,
+                      args.norm_value, args.shared_body).to(device)
     if device.type == "cpu" or not image_obs:
         torch.set_num_threads(args.torch_threads or default_threads)
     # While the stream collects, the CNN's batch is one step of the envs: a
@@ -429,6 +514,21 @@ def train(args: Args) -> dict:
                 "action": batch["action"].reshape(frames_per_batch, *batch["action"].shape[2:]),
                 "log_prob": batch["sample_log_prob"].reshape(-1), "advantage": advantage.reshape(-1),
                 "returns": returns.reshape(-1), "value": batch["state_value"].reshape(-1)}
+        # NOTE [Decoupled PPO under prefetch]: a prefetched batch was collected by the weights of one update
+        # ago (the behaviour policy). Clipping pi / pi_behaviour would spend part of the trust region on that
+        # lag, and the adaptive rate would read the lag as KL and shrink. Decoupled PPO (Hilton et al. 2021,
+        # "Batch size-invariance for policy optimization") clips pi / pi_prox instead, pi_prox being the weights
+        # as this update starts, and weighs each sample by pi_prox / pi_behaviour so the objective stays an
+        # estimate under the behaviour data. Without prefetch pi_prox is pi_behaviour: plain PPO.
+        if args.prefetch:
+            with torch.no_grad():
+                flat["prox_log_prob"] = agent.log_prob(agent.distribution(flat["observation"]), flat["action"])
+            flat["weight"] = (flat["prox_log_prob"] - flat["log_prob"]).exp()
+        else:
+            flat["prox_log_prob"] = flat["log_prob"]
+        if args.norm_value:
+            agent.returns.update(flat["returns"].unsqueeze(-1))
+        value_scale = agent.value_scale() if not image_obs else 1.0
         minibatch = frames_per_batch // args.num_minibatches
         for _ in range(args.update_epochs):
             kl_sum = torch.zeros((), device=device)
@@ -437,15 +537,15 @@ def train(args: Args) -> dict:
                 index = order[first:first + minibatch]
                 distribution, value = agent.evaluate(flat["observation"][index])
                 log_prob = agent.log_prob(distribution, flat["action"][index])
-                log_ratio = log_prob - flat["log_prob"][index]
+                log_ratio = log_prob - flat["prox_log_prob"][index]
                 ratio = log_ratio.exp()
                 kl_sum += 0.5 * log_ratio.detach().square().mean()  # rl_games' estimate of KL(old || new)
                 adv = flat["advantage"][index]
                 if args.norm_adv:
                     adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                policy_loss = torch.max(-adv * ratio,
-                                        -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                value_loss = 0.5 * (value.squeeze(-1) - flat["returns"][index]).pow(2).mean()
+                policy_loss = clipped_surrogate(ratio, adv, args.clip_coef,
+                                                flat["weight"][index] if args.prefetch else None)
+                value_loss = 0.5 * ((value.squeeze(-1) - flat["returns"][index]) / value_scale).pow(2).mean()
                 loss = policy_loss + args.vf_coef * value_loss - args.ent_coef * agent.entropy(distribution).mean()
                 optimizer.zero_grad()
                 loss.backward()
@@ -488,40 +588,16 @@ def train(args: Args) -> dict:
     if writer is not None:
         writer.close()
     del stream  # closes the pools
-    evaluation = play_fresh_games(agent, args, device) if args.eval_games else None
+    # Actions sampled from the trained policy, as during training.
+    evaluation = play_fresh_games(lambda observation: agent.act(observation)[0], args.env_id, args.eval_games,
+                                  args.seed, args.make_kwargs, device) if args.eval_games else None
     result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall, "evaluation": evaluation,
               "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
               "target_return": args.target_return, "seconds_to_target": reached, "frames_per_s": frames / wall,
               "time_split": collection["seconds"], "curve": curve, "learning_rates": learning_rates,
               "args": dataclasses.asdict(args)}
-    _save(agent, result, Path(args.out_dir))
+    save_run(agent.state_dict(), result, Path(args.out_dir), algo="ppo")
     return result
-
-
-@torch.no_grad()
-def play_fresh_games(agent: Policy, args: Args, device: torch.device) -> dict:
-    """Plays args.eval_games fresh episodes, one per env, with seeds training never used.
-
-    Actions are sampled from the trained policy, as during training; rewards are the
-    game's own (reward_clip and episodic_life off), so a Pong return is the score difference.
-    """
-    make_kwargs = dict(args.make_kwargs, reward_clip=False, episodic_life=False) if "reward_clip" in \
-        args.make_kwargs else dict(args.make_kwargs)
-    returns: dict[int, float] = {}
-    with torchpool.make(args.env_id, num_envs=args.eval_games, seed=args.seed + 1_000_003, **make_kwargs) as pool:
-        td = pool.reset()
-        while len(returns) < args.eval_games:
-            action, _ = agent.act(td["observation"].to(device))
-            td = pool.step(action.cpu())
-            for env in td["done"].nonzero().flatten().tolist():
-                returns.setdefault(env, float(td["episode_return"][env]))
-    scores = [returns[env] for env in range(args.eval_games)]
-    return {"games": args.eval_games, "mean_return": float(np.mean(scores)), "returns": scores}
-
-
-def file_stem(env_id: str) -> str:
-    """The env id as a file name: "gymnasium:LunarLander-v3" is "gymnasium_LunarLander-v3"."""
-    return env_id.replace(":", "_").replace("/", "_")
 
 
 def _tensorboard_writer(args: Args):
@@ -530,31 +606,3 @@ def _tensorboard_writer(args: Args):
     except ImportError as error:
         raise ImportError("tensorboard=True needs the tensorboard package: pip install tensorboard") from error
     return SummaryWriter(str(Path(args.out_dir) / "tensorboard" / f"{file_stem(args.env_id)}_{args.seed}"))
-
-
-def _save(agent: Policy, result: dict, out_dir: Path) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"ppo_{file_stem(result['env_id'])}"
-    torch.save(agent.state_dict(), f"{stem}.pt")
-    Path(f"{stem}.json").write_text(json.dumps(result, indent=1))
-    if not result["curve"]:
-        return
-    try:
-        # A bare Figure, not pyplot: saving must not switch the caller's backend (a notebook's inline plots).
-        from matplotlib.figure import Figure
-    except ImportError:
-        print("matplotlib is not installed: no learning-curve PNG (pip install matplotlib)")
-        return
-
-    frames, _, returns = zip(*result["curve"])
-    fig = Figure(figsize=(6, 3.5))
-    ax = fig.subplots()
-    ax.plot(frames, returns)
-    if result["target_return"] is not None:
-        ax.axhline(result["target_return"], color="gray", linestyle="--", label="target")
-        ax.legend()
-    ax.set_xlabel("frames")
-    ax.set_ylabel("mean return (last 20 episodes)")
-    ax.set_title(f"PPO on {result['env_id']}: {result['wall_seconds']:.0f} s, {result['frames_per_s']:,.0f} frames/s")
-    fig.tight_layout()
-    fig.savefig(f"{stem}.png", dpi=110)
