@@ -1,17 +1,22 @@
-"""Time to a trained policy, side by side in one run: torchpool's recipes next to RLtools (issue #34).
+"""Time to a trained policy, side by side in one run: torchpool's recipes next to RLtools and rl_games (issue #34).
 
-So far Pendulum-v1: ``python -m torchpool train Pendulum-v1``'s PPO recipe and
-RLtools' SAC (its Python package, ``pip install "rltools[mkl]"``, training on
-RLtools' own C++ Pendulum: 10,000 steps, its defaults), seeds interleaved.
-Each trained policy then plays 10 fresh Gymnasium ``Pendulum-v1`` episodes
-(seeds 10,000+; torchpool's on a fresh pool), and their mean is reported.
-Times: torchpool from its stream's start to the stopping point (mean of the
-last 20 episodes >= -200); RLtools from ``State(seed)`` to the end of its
-10,000 steps, in a child interpreter of its own (RLtools refuses MKL in a
-process that has imported torch); its one-time compile (~10 s, cached after)
-is not counted.
+Pendulum-v1 (``--tasks pendulum``): ``python -m torchpool train Pendulum-v1``'s
+PPO recipe and ``--algo sac``'s SAC recipe next to RLtools' SAC and PPO (its
+Python package, ``pip install "rltools[mkl]"``, training on RLtools' own C++
+Pendulum with its defaults), seeds interleaved. Each trained policy then
+plays 10 fresh Gymnasium ``Pendulum-v1`` episodes (seeds 10,000+; torchpool's
+on a fresh pool). Times: torchpool from its stream's start to the stopping
+point (mean of the last 20 episodes >= -200); RLtools from ``State(seed)`` to
+the end of its steps, in a child interpreter of its own (RLtools refuses MKL
+in a process that has imported torch); its one-time compiles are not counted.
 
-    python benchmarks/train_speed.py [--seeds 1 2 3]
+Ant-v4 (``--tasks ant``): minutes to a mean return of 5,000 over the last 20
+episodes for ``python -m torchpool train Ant-v4``'s recipe and rl_games' own
+``configs/mujoco/ant_envpool.yaml`` run by rl_games over
+``torchpool.envpool_compat`` (seeds interleaved), and what CleanRL's settings
+(``--recipe cleanrl``) reach in 5 minutes; each run in a child interpreter.
+
+    python benchmarks/train_speed.py [--tasks pendulum ant] [--seeds 1 2 3] [--rl-games-seeds 5]
 """
 
 from __future__ import annotations
@@ -38,17 +43,23 @@ using ENVIRONMENT_FACTORY =
 """
 
 
-def rltools_run(seed: int) -> dict:
-    """In a child interpreter without torch: RLtools' SAC trained with `seed`, timed, then its fresh episodes."""
-    from rltools import SAC
+def rltools_run(algo: str, seed: int) -> dict:
+    """In a child interpreter without torch: RLtools' SAC or PPO trained with `seed`, timed, then its fresh
+    episodes. SAC: its defaults (10,000 steps); PPO: its defaults (100,000 steps, 64 envs x 64 steps) with
+    Pendulum's 200-step episodes (its default limit is 1,000). Both on RLtools' C++ Pendulum."""
+    from rltools import PPO, SAC
 
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "environment.h").write_text(_RLTOOLS_PENDULUM)
         started = time.perf_counter()
-        sac = SAC({"path": folder, "action_dim": 1, "observation_dim": 3}, interface_name="torchpool_bench_pendulum",
-                  enable_evaluation=False)
+        spec = {"path": folder, "action_dim": 1, "observation_dim": 3}
+        if algo == "sac":
+            agent = SAC(spec, interface_name="torchpool_bench_pendulum", enable_evaluation=False)
+        else:
+            agent = PPO(spec, interface_name="torchpool_bench_pendulum_ppo", enable_evaluation=False,
+                        EPISODE_STEP_LIMIT=200)
         compiled = time.perf_counter() - started
-    state = sac.State(seed)
+    state = agent.State(seed)
     started = time.perf_counter()
     while not state.step():
         pass
@@ -81,8 +92,8 @@ def plot(rows: dict[str, list[tuple[float, float]]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name, runs in rows.items():
-        ax.scatter([s for s, _ in runs], [r for _, r in runs], label=name, s=40)
+    for marker, (name, runs) in zip("osD^", rows.items()):
+        ax.scatter([s for s, _ in runs], [r for _, r in runs], label=name, s=40, marker=marker)
     ax.axhline(-200, color="gray", linestyle="--", label="-200 (the target)")
     ax.set_xlabel("seconds to a trained policy")
     ax.set_ylabel("10 fresh episodes' mean return")
@@ -94,33 +105,75 @@ def plot(rows: dict[str, list[tuple[float, float]]], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--rltools-seed", type=int, default=None, help=argparse.SUPPRESS)  # the child's run
-    args = parser.parse_args()
-    if args.rltools_seed is not None:
-        print(json.dumps(rltools_run(args.rltools_seed)))
-        return
+def rl_games_run(seed: int, target: float, max_frames: int) -> dict:
+    """rl_games' own configs/mujoco/ant_envpool.yaml, run by rl_games' Runner with ``import envpool`` giving
+    torchpool.envpool_compat; on the CPU (device cpu, no mixed precision: it needs CUDA), stopping once the mean
+    of its last 20 games reaches `target` (`score_to_win`, `games_to_track: 20`, as our recipes stop)."""
+    import contextlib
+    import io
+
+    import rl_games
+    import yaml
+
+    import torchpool.envpool_compat
+
+    sys.modules["envpool"] = torchpool.envpool_compat
+    from rl_games.common.algo_observer import AlgoObserver
+    from rl_games.torch_runner import Runner
+
+    curve: list[tuple[int, float, float]] = []
+    started = time.perf_counter()
+
+    class Curve(AlgoObserver):
+        def after_init(self, algo):
+            self.algo = algo
+
+        def after_print_stats(self, frame, epoch_num, total_time):
+            if self.algo.game_rewards.current_size > 0:
+                curve.append((frame, time.perf_counter() - started, float(self.algo.game_rewards.get_mean()[0])))
+
+    params = yaml.safe_load((Path(rl_games.__file__).parent / "configs" / RL_GAMES_ANT).read_text())["params"]
+    params["seed"] = seed
+    params["config"]["env_config"]["seed"] = seed
+    with tempfile.TemporaryDirectory() as folder:
+        params["config"].update(device="cpu", device_name="cpu", mixed_precision=False, score_to_win=target,
+                                games_to_track=20, max_frames=max_frames, max_epochs=-1, train_dir=folder)
+        runner = Runner(algo_observer=Curve())
+        runner.load({"params": params})
+        with contextlib.redirect_stdout(io.StringIO()):  # a line per epoch
+            runner.run({"train": True, "play": False})
+    reached = next((seconds for _, seconds, mean in curve if mean >= target), None)
+    return {"seconds_to_target": reached, "curve": curve, "frames": curve[-1][0] if curve else 0}
+
+
+def pendulum(seeds: list[int]) -> None:
+    """Pendulum-v1: the PPO and SAC recipes next to RLtools' SAC and PPO, seeds interleaved; RESULTS.md and
+    train_speed.png."""
     from torchpool import bench
+    from torchpool.train import sac
     from torchpool.train.ppo import RECIPES, Args, train
 
-    rows: dict[str, list[tuple[float, float]]] = {"torchpool PPO (the recipe)": [], "RLtools SAC": []}
-    compile_seconds = []
-    for seed in args.seeds:
+    rows: dict[str, list[tuple[float, float]]] = {"torchpool PPO (the recipe)": [], "RLtools SAC": [],
+                                                  "RLtools PPO": [], "torchpool SAC (--algo sac)": []}
+    compile_seconds = {}
+    for seed in seeds:
         with tempfile.TemporaryDirectory() as folder:
             result = train(Args(env_id="Pendulum-v1", **dict(RECIPES["Pendulum-v1"], seed=seed, progress=False,
                                                              out_dir=folder)))
-        ours = (result["seconds_to_target"] or float("nan"), result["evaluation"]["mean_return"])
+            ours = (result["seconds_to_target"] or float("nan"), result["evaluation"]["mean_return"])
+            result = sac.train(sac.Args(env_id="Pendulum-v1", **dict(sac.RECIPES["Pendulum-v1"], seed=seed,
+                                                                     progress=False, out_dir=folder)))
+            ours_sac = (result["seconds_to_target"] or float("nan"), result["evaluation"]["mean_return"])
         rows["torchpool PPO (the recipe)"].append(ours)
-        child = subprocess.run([sys.executable, __file__, "--rltools-seed", str(seed)], capture_output=True,
-                               text=True, check=True)
-        run = json.loads(child.stdout.strip().splitlines()[-1])
-        compile_seconds.append(run["compile_seconds"])
-        theirs = (run["seconds"], run["fresh"])
-        rows["RLtools SAC"].append(theirs)
-        print(f"seed {seed}: torchpool {ours[0]:.2f} s, fresh {ours[1]:.1f}; RLtools {theirs[0]:.2f} s, "
-              f"fresh {theirs[1]:.1f}", flush=True)
+        rows["torchpool SAC (--algo sac)"].append(ours_sac)
+        for algo in ("sac", "ppo"):
+            child = subprocess.run([sys.executable, __file__, "--rltools-run", algo, str(seed)], capture_output=True,
+                                   text=True, check=True)
+            run = json.loads(child.stdout.strip().splitlines()[-1])
+            compile_seconds.setdefault(algo, run["compile_seconds"])
+            rows[f"RLtools {algo.upper()}"].append((run["seconds"], run["fresh"]))
+        print(f"seed {seed}: " + "; ".join(f"{name} {runs[-1][0]:.2f} s, fresh {runs[-1][1]:.1f}"
+                                           for name, runs in rows.items()), flush=True)
     lines = ["| system | seconds to a trained policy (per seed) | median | 10 fresh episodes' mean (per seed) |",
              "|---|---|---:|---|"]
     for name, runs in rows.items():
@@ -136,20 +189,160 @@ def main() -> None:
         "",
         f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
-        f"- Settings: Pendulum-v1; torchpool's PPO recipe (`RECIPES`, stops at a mean of -200 over the last 20 "
-        f"episodes) and RLtools' SAC (its defaults: 10,000 steps, 1 env, on RLtools' C++ Pendulum; its one-time "
-        f"compile took {compile_seconds[0]:.1f} s, not counted), seeds {args.seeds} interleaved; each policy then "
-        "plays 10 fresh Gymnasium episodes.",
+        f"- Settings: Pendulum-v1; torchpool's PPO and SAC recipes (`torchpool/train/ppo.py`, `sac.py`: each "
+        f"stops at a mean of -200 over the last 20 episodes), RLtools' SAC (its defaults: 10,000 steps, 1 env) and "
+        f"PPO (its defaults, 100,000 steps of 64 envs, with 200-step episodes), on RLtools' C++ Pendulum (one-time "
+        f"compiles {compile_seconds['sac']:.1f} s and {compile_seconds['ppo']:.1f} s, not counted); seeds {seeds} "
+        "interleaved; each policy then plays 10 fresh Gymnasium episodes (SAC's: its mean action).",
         "",
         *lines,
         "",
-        f"torchpool's median time is {ratio:.2f}x RLtools' (issue #34: must <= 1.5x, goal <= 1x and <= 2 s).",
+        f"torchpool's PPO recipe takes {ratio:.2f}x RLtools' SAC time (median; issue #34: must <= 1.5x, goal "
+        "<= 1x and <= 2 s).",
         "",
         "![Pendulum-v1: time to a trained policy](train_speed.png)",
         "<!-- train-speed:end -->",
     ])
     bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed:begin -->", "<!-- train-speed:end -->")
     print("\n".join(lines))
+
+
+ANT_TARGET = 5000.0
+ANT_MAX_SECONDS = 720  # issue #34: every seed within 12 minutes
+RL_GAMES_ANT = "mujoco/ant_envpool.yaml"
+ANT_SYSTEMS = {  # name in the table: the child run that measures it
+    "torchpool PPO (the recipe)": "ours",
+    f"rl_games' {RL_GAMES_ANT} over torchpool.envpool_compat": "rl_games",
+    "torchpool PPO with CleanRL's settings (--recipe cleanrl)": "cleanrl",
+}
+
+
+def ant_run(system: str, seed: int) -> dict:
+    """One Ant-v4 training run (in a child interpreter of its own, so no run inherits another's thread
+    settings or memory): seconds to a mean of ANT_TARGET over the last 20 episodes, and the curve."""
+    if system == "rl_games":
+        return rl_games_run(seed, ANT_TARGET, max_frames=int(ANT_MAX_SECONDS * 8_000))
+    from torchpool.train.ppo import Args, recipe, train
+
+    settings = recipe("Ant-v4", None if system == "ours" else "cleanrl")
+    if system == "cleanrl":  # it does not reach the target: what it reaches in the time the recipe targets
+        settings.update(max_seconds=300, target_return=None)
+    settings.setdefault("max_seconds", ANT_MAX_SECONDS)
+    with tempfile.TemporaryDirectory() as folder:
+        result = train(Args(env_id="Ant-v4", **dict(settings, seed=seed, progress=False, out_dir=folder)))
+    evaluation = result["evaluation"]
+    return {"seconds_to_target": result["seconds_to_target"], "curve": result["curve"], "frames": result["frames"],
+            "fresh": evaluation["mean_return"] if evaluation else None, "time_split": result["time_split"]}
+
+
+def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
+    """Ant-v4 to a mean return of 5,000: the recipe, rl_games' YAML and CleanRL's settings; RESULTS.md, a PNG."""
+    from torchpool import bench
+
+    runs: dict[str, list[tuple[int, dict]]] = {name: [] for name in ANT_SYSTEMS}
+    plan = []  # seeds interleaved: ours, rl_games', ours, ...
+    for index in range(max(len(seeds), len(rl_games_seeds))):
+        plan += [("ours", seeds[index])] if index < len(seeds) else []
+        plan += [("rl_games", rl_games_seeds[index])] if index < len(rl_games_seeds) else []
+    plan.append(("cleanrl", seeds[0]))
+    for system, seed in plan:
+        child = subprocess.run([sys.executable, __file__, "--ant-run", system, str(seed)], capture_output=True,
+                               text=True, check=True)
+        run = json.loads(child.stdout.strip().splitlines()[-1])
+        name = next(name for name, key in ANT_SYSTEMS.items() if key == system)
+        runs[name].append((seed, run))
+        best = max((mean for _, _, mean in run["curve"]), default=float("nan"))
+        print(f"{system} seed {seed}: {_minutes(run['seconds_to_target'])} to {ANT_TARGET:,.0f}, "
+              f"{run['frames']:,} frames, best mean {best:,.0f}", flush=True)
+    lines = ["| system | seeds | minutes to a mean of 5,000 (per seed) | median | frames at the stop (per seed) | "
+             "best mean of 20 | 10 fresh episodes' mean (per seed) |", "|---|---|---|---:|---|---:|---|"]
+    medians = {}
+    for name, system_runs in runs.items():
+        seconds = [run["seconds_to_target"] for _, run in system_runs]
+        reached = [s for s in seconds if s is not None]
+        medians[name] = statistics.median(reached) if len(reached) == len(seconds) else None
+        fresh = [run.get("fresh") for _, run in system_runs]
+        best = max(mean for _, run in system_runs for _, _, mean in run["curve"])
+        frames = ", ".join(f"{run['frames']:,}" for _, run in system_runs)
+        lines.append(f"| {name} | {', '.join(str(seed) for seed, _ in system_runs)} | "
+                     f"{', '.join(_minutes(s) for s in seconds)} | {_minutes(medians[name])} | "
+                     f"{frames} | "
+                     f"{best:,.0f} | {', '.join('-' if f is None else f'{f:,.0f}' for f in fresh)} |")
+    plot_ant(runs, HERE / "train_speed_ant.png")
+    ours, theirs = (medians[name] for name in list(ANT_SYSTEMS)[:2])
+    verdict = (f"The recipe's median is {ours / 60:.2f} min, {ours / theirs:.2f}x rl_games' {theirs / 60:.2f} min "
+               "(issue #34: must <= rl_games', goal <= 5 min)." if ours and theirs else
+               "A system missed the target within the time limit for some seed: no ratio.")
+    info = bench.machine(("rl_games",))
+    section = "\n".join([
+        "<!-- train-speed-ant:begin -->",
+        "## Ant-v4 to a mean return of 5,000 next to rl_games (`benchmarks/train_speed.py --tasks ant`)",
+        "",
+        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+        f"- Settings: Ant-v4 on the CPU, each run alone in its own interpreter, seeds interleaved; stop at a mean of "
+        f"5,000 over the last 20 episodes (rl_games: `score_to_win: 5000`, `games_to_track: 20`; its YAML on "
+        f"`device: cpu` without mixed precision, which needs CUDA), or after {ANT_MAX_SECONDS / 60:.0f} min; "
+        "CleanRL's settings get the 5 minutes the recipe aims at. Times include building the envs.",
+        "",
+        *lines,
+        "",
+        verdict,
+        "",
+        "![Ant-v4: mean return against minutes](train_speed_ant.png)",
+        "<!-- train-speed-ant:end -->",
+    ])
+    bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed-ant:begin -->", "<!-- train-speed-ant:end -->")
+    print("\n".join(lines))
+    print(verdict)
+
+
+def _minutes(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds / 60:.2f}"
+
+
+def plot_ant(runs: dict[str, list[tuple[int, dict]]], path: Path) -> None:
+    """Every run's curve: mean return of the last 20 episodes against minutes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for color, (name, system_runs) in zip(("C0", "C1", "C2"), runs.items()):
+        for index, (_, run) in enumerate(system_runs):
+            ax.plot([s / 60 for _, s, _ in run["curve"]], [m for _, _, m in run["curve"]], color=color,
+                    label=name if index == 0 else None, linewidth=1.2)
+    ax.axhline(ANT_TARGET, color="gray", linestyle="--", label="5,000 (the target)")
+    ax.axvline(5, color="gray", linestyle=":")
+    ax.set_xlabel("minutes")
+    ax.set_ylabel("mean return, last 20 episodes")
+    ax.set_title("Ant-v4 on 2 CPU cores, one curve per seed")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", choices=("pendulum", "ant"), default=["pendulum", "ant"])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--rl-games-seeds", type=int, nargs="+", default=None,
+                        help="seeds of rl_games' Ant runs (default: --seeds)")
+    parser.add_argument("--rltools-run", nargs=2, default=None, help=argparse.SUPPRESS)  # the children's runs
+    parser.add_argument("--ant-run", nargs=2, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rltools_run is not None:
+        print(json.dumps(rltools_run(args.rltools_run[0], int(args.rltools_run[1]))))
+        return
+    if args.ant_run is not None:
+        print(json.dumps(ant_run(args.ant_run[0], int(args.ant_run[1]))))
+        return
+    if "pendulum" in args.tasks:
+        pendulum(args.seeds)
+    if "ant" in args.tasks:
+        ant(args.seeds, args.rl_games_seeds or args.seeds)
 
 
 if __name__ == "__main__":
