@@ -9,6 +9,7 @@ would.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import time
@@ -174,8 +175,8 @@ def machine(packages: tuple[str, ...] = ("envpool", "gymnasium")) -> dict[str, s
     versions = {"Python": platform.python_version(), "torch": torch.__version__, "torchpool": __version__}
     for package in packages:
         try:
-            versions[package] = __import__(package).__version__
-        except Exception:
+            versions[package] = importlib.metadata.version(package)  # also for modules without __version__
+        except importlib.metadata.PackageNotFoundError:
             versions[package] = "not installed"
     return {"cpu": cpu, "cores": str(os.cpu_count()), "ram": f"{ram_gib:.0f} GiB", "os": os_name,
             "versions": ", ".join(f"{name} {version}" for name, version in versions.items())}

@@ -68,6 +68,10 @@ class Args:
     """normalise advantages per minibatch"""
     reward_scale: float = 1.0
     """rewards are multiplied by this before GAE (returns are logged unscaled)"""
+    clip_actions: bool = False
+    """continuous actions: clip what the env gets into the action bounds (CleanRL's ClipAction wrapper,
+    rl_games' clip_actions); PPO's ratio uses the raw sample. Without it, envs whose control cost counts the raw
+    action (Gymnasium's MuJoCo tasks) are charged for torques the simulator clamps anyway"""
     norm_obs: bool = False
     """normalise observations by a running mean and variance, updated after each batch's update"""
     shared_body: bool = False
@@ -143,11 +147,13 @@ RECIPES: dict[str, dict] = {
     # adapted to each epoch's KL), with prefetch (the update hides behind the envs: ~10k frames/s instead of
     # ~6.9k) and decoupled PPO for its one-update lag, and a KL target of 0.024 instead of 0.008: 5,000 at 2.9M
     # frames instead of not by 4.6M (benchmarks/RESULTS.md, "How the Ant-v4 recipe was chosen"). Separate actor
-    # and critic MLPs: a shared body (rl_games') plateaued near 3,500.
+    # and critic MLPs: a shared body (rl_games') plateaued near 3,500. Actions clipped into [-1, 1] as rl_games
+    # does: Ant's control cost counts the raw action, and a seed whose policy mean drifted out of bounds was
+    # charged returns of -60,000 and never recovered.
     "Ant-v4": dict(total_frames=10_000_000, num_envs=64, num_steps=64, learning_rate=3e-4, kl_target=0.024,
                    num_minibatches=2, update_epochs=4, ent_coef=0.0, vf_coef=2.0, max_grad_norm=1.0, norm_obs=True,
-                   norm_value=True, hidden=(256, 128, 64), activation="elu", prefetch=True, target_return=5000.0,
-                   eval_games=10),
+                   norm_value=True, hidden=(256, 128, 64), activation="elu", prefetch=True, clip_actions=True,
+                   target_return=5000.0, eval_games=10),
     # A Python env, stepped in worker processes: Gymnasium's Box2D LunarLander (pip install 'torchpool[box2d]').
     # RL Zoo's PPO settings (gamma 0.999, lambda 0.98, 4 epochs, minibatches of 64, entropy 0.01) on 16 envs x
     # 256 steps; with minibatches of 256 it plateaus near 110 by 2M frames.
@@ -239,6 +245,7 @@ class Policy(nn.Module):
     """What the loop needs of an agent: value(), distribution(), and these shared helpers."""
 
     discrete = True
+    clip_actions = False  # continuous agents: act() clips into the bounds, the raw sample goes in extras
 
     def log_prob(self, distribution, action: torch.Tensor) -> torch.Tensor:
         log_prob = distribution.log_prob(action)
@@ -257,7 +264,11 @@ class Policy(nn.Module):
         distribution, value = self.evaluate(observation)  # one pass where the agent shares a body
         action = distribution.sample()
         extras = {"sample_log_prob": self.log_prob(distribution, action), "state_value": value}
-        # Continuous envs clip where their reference does; the log-prob stays that of the raw sample.
+        if self.clip_actions:
+            # The env gets the action clipped into its bounds (CleanRL's ClipAction, rl_games' clip_actions);
+            # the update needs the raw sample its log-prob belongs to.
+            extras["raw_action"] = action
+            action = torch.maximum(torch.minimum(action, self.high), self.low)
         return action, extras
 
 
@@ -469,6 +480,10 @@ def train(args: Args) -> dict:
         default_threads = 1  # small MLPs: extra intra-op threads only fight the env workers
         agent = Agent(int(np.prod(obs_shape)), action_spec, args.hidden, args.norm_obs, args.activation,
                       args.norm_value, args.shared_body).to(device)
+    if args.clip_actions:
+        if agent.discrete:
+            raise ValueError(f"clip_actions is for continuous actions; {args.env_id}'s are discrete")
+        agent.clip_actions = True
     if device.type == "cpu" or not image_obs:
         torch.set_num_threads(args.torch_threads or default_threads)
     # While the stream collects, the CNN's batch is one step of the envs: a
@@ -510,8 +525,9 @@ def train(args: Args) -> dict:
         with torch.no_grad():
             advantage = gae(batch, next_values(agent, batch), args.gamma, args.gae_lambda, args.reward_scale)
             returns = advantage + batch["state_value"].squeeze(-1)
+        action = batch["raw_action"] if args.clip_actions else batch["action"]  # what the log-prob belongs to
         flat = {"observation": batch["observation"].reshape(frames_per_batch, *obs_shape),
-                "action": batch["action"].reshape(frames_per_batch, *batch["action"].shape[2:]),
+                "action": action.reshape(frames_per_batch, *action.shape[2:]),
                 "log_prob": batch["sample_log_prob"].reshape(-1), "advantage": advantage.reshape(-1),
                 "returns": returns.reshape(-1), "value": batch["state_value"].reshape(-1)}
         # NOTE [Decoupled PPO under prefetch]: a prefetched batch was collected by the weights of one update
