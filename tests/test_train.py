@@ -243,7 +243,8 @@ def test_every_recipe_runs_end_to_end_in_smoke_mode(algo, env_id, variant, tmp_p
         result = ppo.train(ppo.Args(env_id=env_id, **settings, out_dir=str(tmp_path), progress=False))
     else:
         settings = sac.recipe(env_id)
-        settings.update(total_frames=settings["learning_starts"] + 64 * settings["num_envs"], eval_games=0)
+        per_batch = settings.get("num_envs", 1) * settings.get("steps_per_batch", 1)
+        settings.update(total_frames=(settings["learning_starts"] // per_batch + 3) * per_batch, eval_games=0)
         result = sac.train(sac.Args(env_id=env_id, **settings, out_dir=str(tmp_path), progress=False))
         assert result["updates"] > 0, "the recipe ran no gradient step"
     assert result["frames"] == settings["total_frames"]

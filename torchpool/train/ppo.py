@@ -147,13 +147,13 @@ RECIPES: dict[str, dict] = {
     # adapted to each epoch's KL), with prefetch (the update hides behind the envs: ~10k frames/s instead of
     # ~6.9k) and decoupled PPO for its one-update lag, and a KL target of 0.024 instead of 0.008: 5,000 at 2.9M
     # frames instead of not by 4.6M (benchmarks/RESULTS.md, "How the Ant-v4 recipe was chosen"). Separate actor
-    # and critic MLPs: a shared body (rl_games') plateaued near 3,500. Actions clipped into [-1, 1] as rl_games
-    # does: Ant's control cost counts the raw action, and a seed whose policy mean drifted out of bounds was
-    # charged returns of -60,000 and never recovered.
+    # and critic MLPs: a shared body (rl_games') plateaued near 3,500. Runs vary widely from seed to seed (the
+    # 3-seed recording: 4.5 and 7.7 min, one miss); clip_actions did not cure that in one try (same RESULTS.md
+    # section).
     "Ant-v4": dict(total_frames=10_000_000, num_envs=64, num_steps=64, learning_rate=3e-4, kl_target=0.024,
                    num_minibatches=2, update_epochs=4, ent_coef=0.0, vf_coef=2.0, max_grad_norm=1.0, norm_obs=True,
-                   norm_value=True, hidden=(256, 128, 64), activation="elu", prefetch=True, clip_actions=True,
-                   target_return=5000.0, eval_games=10),
+                   norm_value=True, hidden=(256, 128, 64), activation="elu", prefetch=True, target_return=5000.0,
+                   eval_games=10),
     # A Python env, stepped in worker processes: Gymnasium's Box2D LunarLander (pip install 'torchpool[box2d]').
     # RL Zoo's PPO settings (gamma 0.999, lambda 0.98, 4 epochs, minibatches of 64, entropy 0.01) on 16 envs x
     # 256 steps; with minibatches of 256 it plateaus near 110 by 2M frames.
