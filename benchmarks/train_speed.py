@@ -360,11 +360,12 @@ def halfcheetah(seed: int, minutes: float) -> None:
     fig.tight_layout()
     fig.savefig(HERE / "train_speed_halfcheetah.png", dpi=100)
     plt.close(fig)
-    lines = ["| system | frames in the time | frames/s | mean of the last 20 episodes at 2 / 5 / 10 min |",
-             "|---|---:|---:|---|"]
+    marks = [mark for mark in (1, 2, 5, 10, 20, 30) if mark <= minutes]
+    lines = [f"| system | frames in the time | frames/s | mean of the last 20 episodes at "
+             f"{' / '.join(str(mark) for mark in marks)} min |", "|---|---:|---:|---|"]
     for name, result in curves.items():
         at = [next((m for _, s, m in reversed(result["curve"]) if s <= mark * 60), float("nan"))
-              for mark in (2, 5, 10)]
+              for mark in marks]
         lines.append(f"| {name} | {result['frames']:,} | {result['frames_per_s']:,.0f} | "
                      f"{' / '.join(f'{m:,.0f}' for m in at)} |")
     info = bench.machine(())
