@@ -177,7 +177,10 @@ def machine(packages: tuple[str, ...] = ("envpool", "gymnasium")) -> dict[str, s
         try:
             versions[package] = importlib.metadata.version(package)  # also for modules without __version__
         except importlib.metadata.PackageNotFoundError:
-            versions[package] = "not installed"
+            try:  # a module whose distribution has another name (pufferlib from pufferlib-core)
+                versions[package] = __import__(package).__version__
+            except Exception:
+                versions[package] = "not installed"
     return {"cpu": cpu, "cores": str(os.cpu_count()), "ram": f"{ram_gib:.0f} GiB", "os": os_name,
             "versions": ", ".join(f"{name} {version}" for name, version in versions.items())}
 
