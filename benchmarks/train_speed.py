@@ -273,7 +273,8 @@ def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
                      f"{', '.join(_minutes(s) for s in seconds)} | {_minutes(medians[name])} | "
                      f"{frames} | "
                      f"{best:,.0f} | {', '.join('-' if f is None else f'{f:,.0f}' for f in fresh)} |")
-    plot_ant(runs, HERE / "train_speed_ant.png")
+    plot_curves({name: [run["curve"] for _, run in system_runs] for name, system_runs in runs.items()},
+                HERE / "train_speed_ant.png", "Ant-v4 on 2 CPU cores, one curve per seed", target=ANT_TARGET)
     ours, theirs = (medians[name] for name in list(ANT_SYSTEMS)[:2])
     verdict = (f"The recipe's median is {ours / 60:.2f} min, {ours / theirs:.2f}x rl_games' {theirs / 60:.2f} min "
                "(issue #34: must <= rl_games', goal <= 5 min); a run that missed the target counts as slower "
@@ -307,23 +308,26 @@ def _minutes(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds / 60:.2f}"
 
 
-def plot_ant(runs: dict[str, list[tuple[int, dict]]], path: Path) -> None:
-    """Every run's curve: mean return of the last 20 episodes against minutes."""
+def plot_curves(curves: dict[str, list[list[tuple[int, float, float]]]], path: Path, title: str,
+                target: float | None = None) -> None:
+    """Each system's runs (one colour per system, a line per run): mean return of the last 20 episodes against
+    minutes; curves are train()'s [(frames, seconds, mean)]."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for color, (name, system_runs) in zip(("C0", "C1", "C2"), runs.items()):
-        for index, (_, run) in enumerate(system_runs):
-            ax.plot([s / 60 for _, s, _ in run["curve"]], [m for _, _, m in run["curve"]], color=color,
+    for color, (name, runs) in zip(("C0", "C1", "C2", "C3"), curves.items()):
+        for index, curve in enumerate(runs):
+            ax.plot([s / 60 for _, s, _ in curve], [m for _, _, m in curve], color=color,
                     label=name if index == 0 else None, linewidth=1.2)
-    ax.axhline(ANT_TARGET, color="gray", linestyle="--", label="5,000 (the target)")
-    ax.axvline(5, color="gray", linestyle=":")
+    if target is not None:
+        ax.axhline(target, color="gray", linestyle="--", label=f"{target:,.0f} (the target)")
+        ax.axvline(5, color="gray", linestyle=":")
     ax.set_xlabel("minutes")
     ax.set_ylabel("mean return, last 20 episodes")
-    ax.set_title("Ant-v4 on 2 CPU cores, one curve per seed")
+    ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -345,21 +349,8 @@ def halfcheetah(seed: int, minutes: float) -> None:
         curves[name] = result
         print(f"{name}: {result['frames']:,} frames in {result['wall_seconds'] / 60:.1f} min, last mean "
               f"{result['final_mean_return']:,.0f}", flush=True)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for name, result in curves.items():
-        ax.plot([s / 60 for _, s, _ in result["curve"]], [m for _, _, m in result["curve"]], label=name)
-    ax.set_xlabel("minutes")
-    ax.set_ylabel("mean return, last 20 episodes")
-    ax.set_title(f"HalfCheetah-v5 on 2 CPU cores, seed {seed}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(HERE / "train_speed_halfcheetah.png", dpi=100)
-    plt.close(fig)
+    plot_curves({name: [result["curve"]] for name, result in curves.items()},
+                HERE / "train_speed_halfcheetah.png", f"HalfCheetah-v5 on 2 CPU cores, seed {seed}")
     marks = [mark for mark in (1, 2, 5, 10, 20, 30) if mark <= minutes]
     lines = [f"| system | frames in the time | frames/s | mean of the last 20 episodes at "
              f"{' / '.join(str(mark) for mark in marks)} min |", "|---|---:|---:|---|"]

@@ -269,3 +269,10 @@ def test_clipped_actions_reach_the_env_and_the_raw_sample_keeps_its_log_prob():
         assert (raw.abs() > 1).any(), "the test needs samples out of bounds"
         torch.testing.assert_close(action, raw.clamp(-1, 1), rtol=0, atol=0)
         torch.testing.assert_close(extras["sample_log_prob"], agent.log_prob(agent.distribution(observation), raw))
+
+
+def test_options_for_mlp_agents_are_refused_by_name_elsewhere(tmp_path):
+    with pytest.raises(ValueError, match="norm_value is for MLP agents"):
+        train(Args(env_id="Pong-v5", **RECIPES["Pong-v5"], norm_value=True, out_dir=str(tmp_path), progress=False))
+    with pytest.raises(ValueError, match="clip_actions is for continuous actions"):
+        train(Args(env_id="CartPole-v1", clip_actions=True, out_dir=str(tmp_path), progress=False))

@@ -255,6 +255,10 @@ class Policy(nn.Module):
         entropy = distribution.entropy()
         return entropy if self.discrete else entropy.sum(-1)
 
+    def value_scale(self) -> torch.Tensor | float:
+        """What value errors are divided by in the loss: 1 unless the agent normalises its values."""
+        return 1.0
+
     def evaluate(self, observation: torch.Tensor):
         """The update's pass: the action distribution and the value."""
         return self.distribution(observation), self.value(observation)
@@ -268,7 +272,7 @@ class Policy(nn.Module):
             # The env gets the action clipped into its bounds (CleanRL's ClipAction, rl_games' clip_actions);
             # the update needs the raw sample its log-prob belongs to.
             extras["raw_action"] = action
-            action = torch.maximum(torch.minimum(action, self.high), self.low)
+            action = action.clamp(self.low, self.high)
         return action, extras
 
 
@@ -342,7 +346,7 @@ class Agent(Policy):
         return self._distribution(features), self._value(features)
 
     def value_scale(self) -> torch.Tensor | float:
-        """What value errors are divided by in the loss: the returns' running std with norm_value, else 1."""
+        """The returns' running std with norm_value, else 1."""
         return 1.0 if self.returns is None else (self.returns.var + 1e-8).sqrt()
 
 
@@ -480,6 +484,8 @@ def train(args: Args) -> dict:
         default_threads = 1  # small MLPs: extra intra-op threads only fight the env workers
         agent = Agent(int(np.prod(obs_shape)), action_spec, args.hidden, args.norm_obs, args.activation,
                       args.norm_value, args.shared_body).to(device)
+    if args.norm_value and image_obs:
+        raise ValueError("norm_value is for MLP agents; the CNN agent of image envs does not normalise its values")
     if args.clip_actions:
         if agent.discrete:
             raise ValueError(f"clip_actions is for continuous actions; {args.env_id}'s are discrete")
@@ -544,7 +550,7 @@ def train(args: Args) -> dict:
             flat["prox_log_prob"] = flat["log_prob"]
         if args.norm_value:
             agent.returns.update(flat["returns"].unsqueeze(-1))
-        value_scale = agent.value_scale() if not image_obs else 1.0
+        value_scale = agent.value_scale()
         minibatch = frames_per_batch // args.num_minibatches
         for _ in range(args.update_epochs):
             kl_sum = torch.zeros((), device=device)
