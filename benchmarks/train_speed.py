@@ -19,7 +19,11 @@ episodes for ``python -m torchpool train Ant-v4``'s recipe and rl_games' own
 HalfCheetah-v5 (``--tasks halfcheetah``): the SAC and PPO recipes, each for
 ``--minutes`` of wall time, their returns against minutes.
 
-    python benchmarks/train_speed.py [--tasks pendulum ant halfcheetah] [--seeds 1 2 3] [--rl-games-seeds 5]
+The other MuJoCo recipes (``--tasks mujoco``): HalfCheetah-v5, Hopper-v5,
+Walker2d-v5 and Ant-v5, each to its target (at most ``--minutes``), next to
+where rl_games' own curves for its envpool YAMLs cross those targets.
+
+    python benchmarks/train_speed.py [--tasks pendulum ant halfcheetah mujoco] [--seeds 1 2 3] [--rl-games-seeds 5]
 """
 
 from __future__ import annotations
@@ -221,22 +225,30 @@ ANT_SYSTEMS = {  # name in the table: the child run that measures it
 }
 
 
-def ant_run(system: str, seed: int) -> dict:
-    """One Ant-v4 training run (in a child interpreter of its own, so no run inherits another's thread
-    settings or memory): seconds to a mean of ANT_TARGET over the last 20 episodes, and the curve."""
+def recipe_run(env_id: str, system: str, seed: int, max_seconds: float) -> dict:
+    """One training run (in a child interpreter of its own, so no run inherits another's thread settings or
+    memory): seconds to the recipe's target (a mean over the last 20 episodes), and the curve. system: "ours"
+    (the recipe), "cleanrl" (its variant, for 5 minutes without a target) or "rl_games" (Ant-v4's YAML)."""
     if system == "rl_games":
-        return rl_games_run(seed, ANT_TARGET, max_frames=int(ANT_MAX_SECONDS * 8_000))
+        return rl_games_run(seed, ANT_TARGET, max_frames=int(max_seconds * 8_000))
     from torchpool.train.ppo import Args, recipe, train
 
-    settings = recipe("Ant-v4", None if system == "ours" else "cleanrl")
+    settings = recipe(env_id, None if system == "ours" else "cleanrl")
     if system == "cleanrl":  # it does not reach the target: what it reaches in the time the recipe targets
         settings.update(max_seconds=300, target_return=None)
-    settings.setdefault("max_seconds", ANT_MAX_SECONDS)
+    settings.setdefault("max_seconds", max_seconds)
     with tempfile.TemporaryDirectory() as folder:
-        result = train(Args(env_id="Ant-v4", **dict(settings, seed=seed, progress=False, out_dir=folder)))
+        result = train(Args(env_id=env_id, **dict(settings, seed=seed, progress=False, out_dir=folder)))
     evaluation = result["evaluation"]
     return {"seconds_to_target": result["seconds_to_target"], "curve": result["curve"], "frames": result["frames"],
-            "fresh": evaluation["mean_return"] if evaluation else None, "time_split": result["time_split"]}
+            "fresh": evaluation["mean_return"] if evaluation else None, "time_split": result["time_split"],
+            "frames_per_s": result["frames_per_s"], "target": result["target_return"]}
+
+
+def child_run(env_id: str, system: str, seed: int, max_seconds: float) -> dict:
+    child = subprocess.run([sys.executable, __file__, "--run", env_id, system, str(seed), str(max_seconds)],
+                           capture_output=True, text=True, check=True)
+    return json.loads(child.stdout.strip().splitlines()[-1])
 
 
 def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
@@ -250,9 +262,7 @@ def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
         plan += [("rl_games", rl_games_seeds[index])] if index < len(rl_games_seeds) else []
     plan.append(("cleanrl", seeds[0]))
     for system, seed in plan:
-        child = subprocess.run([sys.executable, __file__, "--ant-run", system, str(seed)], capture_output=True,
-                               text=True, check=True)
-        run = json.loads(child.stdout.strip().splitlines()[-1])
+        run = child_run("Ant-v4", system, seed, ANT_MAX_SECONDS)
         name = next(name for name, key in ANT_SYSTEMS.items() if key == system)
         runs[name].append((seed, run))
         best = max((mean for _, _, mean in run["curve"]), default=float("nan"))
@@ -341,9 +351,9 @@ def halfcheetah(seed: int, minutes: float) -> None:
 
     curves = {}
     for name, module in (("torchpool SAC (--algo sac, CleanRL's settings)", sac),
-                         ("torchpool PPO (the recipe: CleanRL's settings on 8 envs)", ppo)):
+                         ("torchpool PPO (the recipe)", ppo)):
         settings = dict(module.RECIPES["HalfCheetah-v5"], total_frames=10**9, max_seconds=minutes * 60, seed=seed,
-                        progress=False, eval_games=0)
+                        progress=False, eval_games=0, target_return=None)
         with tempfile.TemporaryDirectory() as folder:
             result = module.train(module.Args(env_id="HalfCheetah-v5", **settings, out_dir=folder))
         curves[name] = result
@@ -367,7 +377,8 @@ def halfcheetah(seed: int, minutes: float) -> None:
         f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
         f"- Settings: each recipe alone for {minutes:g} minutes, seed {seed}, CPU; SAC: 1 env, a gradient step per "
-        "frame after 5,000 random ones, 256x256 networks; PPO: 8 envs x 256 steps, 10 epochs of 32 minibatches.",
+        "frame after 5,000 random ones, 256x256 networks; PPO: "
+        "its recipe (64 envs x 256 steps, 5 epochs of 8 minibatches, prefetch), run without its target.",
         "- For scale (their figures, not measured here): rl_games' SAC reaches 11,140 at 1M frames (32 envs); "
         "CleanRL's SAC 9,635 at 1M steps in 175 min on a GPU.",
         "",
@@ -381,22 +392,92 @@ def halfcheetah(seed: int, minutes: float) -> None:
     print("\n".join(lines))
 
 
+# Frames to each recipe's target on rl_games' own curves for its envpool YAMLs (docs/MUJOCO_ENVPOOL.md, the v4
+# tasks on their GPU machine), read off the plots.
+RL_GAMES_FRAMES_TO_TARGET = {"HalfCheetah-v5": "~2.4M", "Hopper-v5": "~0.9M", "Walker2d-v5": "~1.3M",
+                             "Ant-v5": "~2M"}
+
+
+def mujoco(seed: int, minutes: float) -> None:
+    """The MuJoCo recipes besides Ant-v4, each to its target or for `minutes`: time and frames to the target."""
+    from torchpool import bench
+
+    runs = {}
+    for env_id in RL_GAMES_FRAMES_TO_TARGET:
+        runs[env_id] = run = child_run(env_id, "ours", seed, minutes * 60)
+        print(f"{env_id}: {_minutes(run['seconds_to_target'])} min to {run['target']:,.0f}, {run['frames']:,} "
+              "frames", flush=True)
+    lines = ["| env | target | minutes to the target | frames to the target | frames/s | best mean of 20 | "
+             "10 fresh episodes' mean | rl_games' frames to the target (its curve) |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for env_id, run in runs.items():
+        best = max((mean for _, _, mean in run["curve"]), default=float("nan"))
+        reached = run["seconds_to_target"] is not None
+        fresh = "-" if run["fresh"] is None else f"{run['fresh']:,.0f}"
+        lines.append(f"| {env_id} | {run['target']:,.0f} | {_minutes(run['seconds_to_target'])} | "
+                     f"{run['frames']:,}{'' if reached else ' (not reached)'} | {run['frames_per_s']:,.0f} | "
+                     f"{best:,.0f} | {fresh} | {RL_GAMES_FRAMES_TO_TARGET[env_id]} |")
+    plot_panels(runs, HERE / "train_speed_mujoco.png", f"seed {seed}, 2 CPU cores")
+    info = bench.machine(())
+    section = "\n".join([
+        "<!-- train-speed-mujoco:begin -->",
+        "## The other MuJoCo recipes to their targets (`benchmarks/train_speed.py --tasks mujoco`)",
+        "",
+        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+        f"- Settings: `python -m torchpool train <env>`'s recipe (`torchpool/train/ppo.py`), seed {seed}, on the "
+        f"CPU, each run alone in its own interpreter; it stops at a mean of the target over the last 20 episodes "
+        f"or after {minutes:g} min. Targets: about where rl_games' own curves for its envpool YAMLs (v4 tasks, "
+        "their GPU machine) cross them; the last column is where.",
+        "",
+        *lines,
+        "",
+        "![MuJoCo recipes: mean return against minutes](train_speed_mujoco.png)",
+        "<!-- train-speed-mujoco:end -->",
+    ])
+    bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed-mujoco:begin -->",
+                        "<!-- train-speed-mujoco:end -->")
+    print("\n".join(lines))
+
+
+def plot_panels(runs: dict[str, dict], path: Path, title: str) -> None:
+    """One panel per env: mean return of the last 20 episodes against minutes, the target dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.2), squeeze=False)
+    for ax, (env_id, run) in zip(axes[0], runs.items()):
+        ax.plot([s / 60 for _, s, _ in run["curve"]], [m for _, _, m in run["curve"]], color="C0")
+        ax.axhline(run["target"], color="gray", linestyle="--")
+        ax.set_title(env_id, fontsize=10)
+        ax.set_xlabel("minutes")
+    axes[0][0].set_ylabel("mean return, last 20 episodes")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", choices=("pendulum", "ant", "halfcheetah"),
-                        default=["pendulum", "ant", "halfcheetah"])
-    parser.add_argument("--minutes", type=float, default=10.0, help="HalfCheetah: minutes per recipe")
+    parser.add_argument("--tasks", nargs="+", choices=("pendulum", "ant", "halfcheetah", "mujoco"),
+                        default=["pendulum", "ant", "halfcheetah", "mujoco"])
+    parser.add_argument("--minutes", type=float, default=10.0,
+                        help="HalfCheetah: minutes per recipe; mujoco: the longest a run may take")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--rl-games-seeds", type=int, nargs="+", default=None,
                         help="seeds of rl_games' Ant runs (default: --seeds)")
     parser.add_argument("--rltools-run", nargs=2, default=None, help=argparse.SUPPRESS)  # the children's runs
-    parser.add_argument("--ant-run", nargs=2, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--run", nargs=4, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rltools_run is not None:
         print(json.dumps(rltools_run(args.rltools_run[0], int(args.rltools_run[1]))))
         return
-    if args.ant_run is not None:
-        print(json.dumps(ant_run(args.ant_run[0], int(args.ant_run[1]))))
+    if args.run is not None:
+        env_id, system, seed, max_seconds = args.run
+        print(json.dumps(recipe_run(env_id, system, int(seed), float(max_seconds))))
         return
     if "pendulum" in args.tasks:
         pendulum(args.seeds)
@@ -404,6 +485,8 @@ def main() -> None:
         ant(args.seeds, args.rl_games_seeds or args.seeds)
     if "halfcheetah" in args.tasks:
         halfcheetah(args.seeds[0], args.minutes)
+    if "mujoco" in args.tasks:
+        mujoco(args.seeds[0], args.minutes)
 
 
 if __name__ == "__main__":

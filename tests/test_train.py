@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from torchpool.train.ppo import RECIPES, Args, train
 
@@ -276,3 +277,33 @@ def test_options_for_mlp_agents_are_refused_by_name_elsewhere(tmp_path):
         train(Args(env_id="Pong-v5", **RECIPES["Pong-v5"], norm_value=True, out_dir=str(tmp_path), progress=False))
     with pytest.raises(ValueError, match="clip_actions is for continuous actions"):
         train(Args(env_id="CartPole-v1", clip_actions=True, out_dir=str(tmp_path), progress=False))
+    with pytest.raises(ValueError, match="bounds_loss_coef is for continuous actions"):
+        train(Args(env_id="CartPole-v1", bounds_loss_coef=1e-3, out_dir=str(tmp_path), progress=False))
+
+
+def test_a_prefetching_run_repeats_exactly(tmp_path):
+    # The collector thread samples from torch's global generator while the update shuffles: with one shared
+    # generator the interleaving (and so the run) would depend on timing (NOTE [One generator per thread]).
+    settings = dict(RECIPES["Ant-v4"], num_envs=8, num_steps=16, total_frames=8 * 16 * 12, target_return=None,
+                    eval_games=0, hidden=(32, 32))
+    runs = [train(Args(env_id="Ant-v4", **settings, seed=4, out_dir=str(tmp_path / str(i)), progress=False))
+            for i in range(2)]
+    assert [mean for _, _, mean in runs[0]["curve"]] == [mean for _, _, mean in runs[1]["curve"]]
+    assert runs[0]["learning_rates"] == runs[1]["learning_rates"]
+    weights = [torch.load(tmp_path / str(i) / "ppo_Ant-v4.pt") for i in range(2)]
+    for name, tensor in weights[0].items():
+        torch.testing.assert_close(tensor, weights[1][name], rtol=0, atol=0, msg=name)
+
+
+def test_the_bounds_loss_charges_only_means_beyond_1_1_times_the_bounds():
+    from torch.distributions import Normal
+
+    from torchpool.train.ppo import Agent
+
+    spec = type("Box", (), {"shape": (2,), "low": torch.tensor([-1.0, 0.0]), "high": torch.tensor([1.0, 4.0])})()
+    agent = Agent(3, spec, hidden=4)
+    inside = Normal(torch.tensor([[1.05, 4.15], [-1.1, -0.2]]), torch.ones(2, 2))
+    assert agent.bounds_loss(inside).item() == 0.0  # |1.05| <= 1.1; 4.15 - 2 <= 2.2; -0.2 - 2 = -2.2
+    outside = Normal(torch.tensor([[1.6, 2.0], [0.0, -1.2]]), torch.ones(2, 2))
+    # row 1: 0.5 beyond on dim 0; row 2: |-1.2 - 2| - 2.2 = 1.0 beyond on dim 1
+    torch.testing.assert_close(agent.bounds_loss(outside), torch.tensor((0.25 + 1.0) / 2))

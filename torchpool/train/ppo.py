@@ -72,6 +72,9 @@ class Args:
     """continuous actions: clip what the env gets into the action bounds (CleanRL's ClipAction wrapper,
     rl_games' clip_actions); PPO's ratio uses the raw sample. Without it, envs whose control cost counts the raw
     action (Gymnasium's MuJoCo tasks) are charged for torques the simulator clamps anyway"""
+    bounds_loss_coef: float = 0.0
+    """continuous actions: weight of rl_games' bounds loss, the squared excess of the policy's mean beyond
+    1.1 x the action bounds; keeps a clipped policy's mean where its gradient still reaches the env"""
     norm_obs: bool = False
     """normalise observations by a running mean and variance, updated after each batch's update"""
     shared_body: bool = False
@@ -119,6 +122,13 @@ class Args:
     """also log to TensorBoard, under out_dir/tensorboard/<env_id>_<seed> (needs the tensorboard package)"""
 
 
+# What every MuJoCo recipe shares: rl_games' envpool settings (observation and value normalisation, an ELU MLP,
+# no entropy bonus, grad norm 1, the rate adapted to each epoch's KL) with prefetch and decoupled PPO, a KL
+# target 3x rl_games' 0.008 and the adapted rate capped at 2e-3 (rl_games': 1e-2): uncapped, one Ant-v4 seed of
+# three climbed to 5e-3 and collapsed (benchmarks/RESULTS.md, "How the Ant-v4 recipe was chosen").
+_MUJOCO = dict(kl_target=0.024, kl_lr_max=2e-3, ent_coef=0.0, max_grad_norm=1.0, norm_obs=True, norm_value=True,
+               activation="elu", prefetch=True, eval_games=10)
+
 # Tuned defaults per env; anything given on the command line wins.
 RECIPES: dict[str, dict] = {
     # Short batches of many envs and large steps: 32 x 32 frames, lr 2e-3, 8 epochs of 4 minibatches, no
@@ -136,24 +146,28 @@ RECIPES: dict[str, dict] = {
                         gamma=0.95, gae_lambda=0.9, update_epochs=15, num_minibatches=4, ent_coef=0.0,
                         reward_scale=0.1, target_return=-200.0, eval_games=10),
     "MountainCarContinuous-v0": dict(total_frames=1_000_000, num_envs=16, num_steps=256, ent_coef=0.0),
-    # CleanRL's ppo_continuous_action.py settings (2048-frame batches, 32 minibatches, 10 epochs, lr 3e-4),
-    # spread over 8 envs; its NormalizeReward wrapper is replaced by a fixed reward_scale.
-    "HalfCheetah-v5": dict(total_frames=1_000_000, num_envs=8, num_steps=256, learning_rate=3e-4,
-                           num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
-    "Ant-v5": dict(total_frames=1_000_000, num_envs=8, num_steps=256, learning_rate=3e-4,
-                   num_minibatches=32, update_epochs=10, ent_coef=0.0, reward_scale=0.1, norm_obs=True),
     # Ant-v4 to 5,000: rl_games' ant_envpool.yaml network and batch (an ELU MLP of 256-128-64, observation and
     # value normalisation, 64 envs x 64 steps, 4 epochs of 2 minibatches, critic weight 2, grad norm 1, lr 3e-4
     # adapted to each epoch's KL), with prefetch (the update hides behind the envs: ~10k frames/s instead of
     # ~6.9k) and decoupled PPO for its one-update lag, and a KL target of 0.024 instead of 0.008: 5,000 at 2.9M
     # frames instead of not by 4.6M (benchmarks/RESULTS.md, "How the Ant-v4 recipe was chosen"). Separate actor
-    # and critic MLPs: a shared body (rl_games') plateaued near 3,500. Runs vary widely from seed to seed (the
-    # 3-seed recording: 4.5 and 7.7 min, one miss); clip_actions did not cure that in one try (same RESULTS.md
-    # section).
-    "Ant-v4": dict(total_frames=10_000_000, num_envs=64, num_steps=64, learning_rate=3e-4, kl_target=0.024,
-                   num_minibatches=2, update_epochs=4, ent_coef=0.0, vf_coef=2.0, max_grad_norm=1.0, norm_obs=True,
-                   norm_value=True, hidden=(256, 128, 64), activation="elu", prefetch=True, target_return=5000.0,
-                   eval_games=10),
+    # and critic MLPs: a shared body (rl_games') plateaued near 3,500.
+    "Ant-v4": dict(_MUJOCO, total_frames=10_000_000, num_envs=64, num_steps=64, learning_rate=3e-4,
+                   num_minibatches=2, update_epochs=4, vf_coef=2.0, hidden=(256, 128, 64), target_return=5000.0),
+    # The other MuJoCo tasks: the Ant-v4 recipe's method (_MUJOCO) on each task's rl_games envpool YAML
+    # (configs/mujoco/<task>_envpool.yaml: batch shape, epochs, rate, critic weight, widths). Targets: about
+    # where rl_games' own curves for these YAMLs (docs/MUJOCO_ENVPOOL.md) cross them, at 2.4M (HalfCheetah),
+    # 0.9M (Hopper), 1.3M (Walker2d) and 2M (Ant) frames; times in benchmarks/RESULTS.md.
+    "HalfCheetah-v5": dict(_MUJOCO, total_frames=10_000_000, num_envs=64, num_steps=256, learning_rate=5e-4,
+                           num_minibatches=8, update_epochs=5, vf_coef=4.0, hidden=(128, 64, 32),
+                           target_return=4000.0),
+    "Hopper-v5": dict(_MUJOCO, total_frames=5_000_000, num_envs=64, num_steps=64, learning_rate=5e-4,
+                      num_minibatches=2, update_epochs=5, vf_coef=2.0, hidden=(256, 128, 64), target_return=2500.0),
+    "Walker2d-v5": dict(_MUJOCO, total_frames=10_000_000, num_envs=64, num_steps=128, learning_rate=3e-4,
+                        num_minibatches=4, update_epochs=5, vf_coef=2.0, hidden=(256, 128, 64),
+                        target_return=4000.0),
+    "Ant-v5": dict(_MUJOCO, total_frames=10_000_000, num_envs=64, num_steps=64, learning_rate=3e-4,
+                   num_minibatches=2, update_epochs=4, vf_coef=2.0, hidden=(256, 128, 64), target_return=4000.0),
     # A Python env, stepped in worker processes: Gymnasium's Box2D LunarLander (pip install 'torchpool[box2d]').
     # RL Zoo's PPO settings (gamma 0.999, lambda 0.98, 4 epochs, minibatches of 64, entropy 0.01) on 16 envs x
     # 256 steps; with minibatches of 256 it plateaus near 110 by 2M frames.
@@ -345,6 +359,13 @@ class Agent(Policy):
         features = self.body(self.normalize(observation))
         return self._distribution(features), self._value(features)
 
+    def bounds_loss(self, distribution) -> torch.Tensor:
+        """rl_games' bound loss: the squared excess of each mean beyond 1.1 x the bounds' half-width from
+        their centre, summed over action dims, averaged over the batch."""
+        centre, half = (self.high + self.low) / 2, (self.high - self.low) / 2
+        excess = ((distribution.mean - centre).abs() - 1.1 * half).clamp_min(0.0)
+        return excess.square().sum(-1).mean()
+
     def value_scale(self) -> torch.Tensor | float:
         """The returns' running std with norm_value, else 1."""
         return 1.0 if self.returns is None else (self.returns.var + 1e-8).sqrt()
@@ -468,6 +489,45 @@ def adapt_lr(lr: float, kl: float, target: float, highest: float = 1e-2) -> floa
     return lr
 
 
+def update(agent: Policy, optimizer: torch.optim.Optimizer, flat: dict[str, torch.Tensor], args: Args,
+           shuffles: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """PPO's update on one batch, flattened to [frames, ...] (observation, action, log_prob, prox_log_prob,
+    advantage, returns, and weight with prefetch): update_epochs passes of num_minibatches shuffled minibatches,
+    the rate adapted after each epoch with kl_target. Returns the last minibatch's policy and value losses."""
+    frames = flat["advantage"].shape[0]
+    device = flat["advantage"].device
+    value_scale = agent.value_scale()
+    minibatch = frames // args.num_minibatches
+    for _ in range(args.update_epochs):
+        kl_sum = torch.zeros((), device=device)
+        order = torch.randperm(frames, device=device, generator=shuffles)
+        for first in range(0, frames, minibatch):
+            index = order[first:first + minibatch]
+            distribution, value = agent.evaluate(flat["observation"][index])
+            log_prob = agent.log_prob(distribution, flat["action"][index])
+            log_ratio = log_prob - flat["prox_log_prob"][index]
+            ratio = log_ratio.exp()
+            kl_sum += 0.5 * log_ratio.detach().square().mean()  # rl_games' estimate of KL(old || new)
+            adv = flat["advantage"][index]
+            if args.norm_adv:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            policy_loss = clipped_surrogate(ratio, adv, args.clip_coef,
+                                            flat["weight"][index] if "weight" in flat else None)
+            value_loss = 0.5 * ((value.squeeze(-1) - flat["returns"][index]) / value_scale).pow(2).mean()
+            loss = policy_loss + args.vf_coef * value_loss - args.ent_coef * agent.entropy(distribution).mean()
+            if args.bounds_loss_coef:
+                loss = loss + args.bounds_loss_coef * agent.bounds_loss(distribution)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+            optimizer.step()
+        if args.kl_target is not None:
+            optimizer.param_groups[0]["lr"] = adapt_lr(optimizer.param_groups[0]["lr"],
+                                                       kl_sum.item() / args.num_minibatches, args.kl_target,
+                                                       args.kl_lr_max)
+    return policy_loss, value_loss
+
+
 def train(args: Args) -> dict:
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
@@ -490,6 +550,8 @@ def train(args: Args) -> dict:
         if agent.discrete:
             raise ValueError(f"clip_actions is for continuous actions; {args.env_id}'s are discrete")
         agent.clip_actions = True
+    if args.bounds_loss_coef and (image_obs or agent.discrete):
+        raise ValueError(f"bounds_loss_coef is for continuous actions; {args.env_id}'s are discrete")
     if device.type == "cpu" or not image_obs:
         torch.set_num_threads(args.torch_threads or default_threads)
     # While the stream collects, the CNN's batch is one step of the envs: a
@@ -497,6 +559,10 @@ def train(args: Args) -> dict:
     # each op take cores from the env workers (docs/performance.md, "Pong on a CPU").
     default_collect = 1 if image_obs and device.type == "cpu" else None
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
+    # NOTE [One generator per thread]: with prefetch the collector samples actions on its own thread from
+    # torch's global generator; were the update's shuffles drawn from it too, the two threads' draws would
+    # interleave by timing and no run could be repeated. The update has its own.
+    shuffles = torch.Generator(device).manual_seed(args.seed)
     frames_per_batch = args.num_envs * args.num_steps
     stream = torchpool.stream(args.env_id, agent.act, num_envs=args.num_envs, frames_per_batch=frames_per_batch,
                               total_frames=args.total_frames, device=device, seed=args.seed,
@@ -550,33 +616,7 @@ def train(args: Args) -> dict:
             flat["prox_log_prob"] = flat["log_prob"]
         if args.norm_value:
             agent.returns.update(flat["returns"].unsqueeze(-1))
-        value_scale = agent.value_scale()
-        minibatch = frames_per_batch // args.num_minibatches
-        for _ in range(args.update_epochs):
-            kl_sum = torch.zeros((), device=device)
-            order = torch.randperm(frames_per_batch, device=device)
-            for first in range(0, frames_per_batch, minibatch):
-                index = order[first:first + minibatch]
-                distribution, value = agent.evaluate(flat["observation"][index])
-                log_prob = agent.log_prob(distribution, flat["action"][index])
-                log_ratio = log_prob - flat["prox_log_prob"][index]
-                ratio = log_ratio.exp()
-                kl_sum += 0.5 * log_ratio.detach().square().mean()  # rl_games' estimate of KL(old || new)
-                adv = flat["advantage"][index]
-                if args.norm_adv:
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                policy_loss = clipped_surrogate(ratio, adv, args.clip_coef,
-                                                flat["weight"][index] if args.prefetch else None)
-                value_loss = 0.5 * ((value.squeeze(-1) - flat["returns"][index]) / value_scale).pow(2).mean()
-                loss = policy_loss + args.vf_coef * value_loss - args.ent_coef * agent.entropy(distribution).mean()
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-            if args.kl_target is not None:
-                optimizer.param_groups[0]["lr"] = adapt_lr(optimizer.param_groups[0]["lr"],
-                                                           kl_sum.item() / args.num_minibatches, args.kl_target,
-                                                           args.kl_lr_max)
+        policy_loss, value_loss = update(agent, optimizer, flat, args, shuffles)
         if args.norm_obs:
             agent.normalize.update(flat["observation"])
         if writer is not None:
