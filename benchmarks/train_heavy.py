@@ -1,11 +1,12 @@
 """The long recipes (Pong-v5, HalfCheetah-v5, Ant-v5) on this machine: frames/s and projected time.
 
-Reaching Pong's 18 or a HalfCheetah return in the thousands takes millions of
-frames; that is a GPU job (tutorials/02_pong.ipynb, 03_mujoco.ipynb). Here
-each recipe runs for a short fixed budget on the given device, and the table
-records its training frames/s (env steps per second, PPO updates included),
-the time split from ``torchpool.stream.stats()``, and the time the recipe's
-full ``total_frames`` would take at that rate.
+Reaching Pong's 18 or a MuJoCo return in the thousands takes millions of
+frames (tutorials/02_pong.ipynb, 03_mujoco.ipynb; the time to those targets is
+benchmarks/train_speed.py's). Here each recipe runs for a short fixed budget on
+the given device, and the table records its training frames/s (env steps per
+second, PPO updates included), the time split from ``torchpool.stream.stats()``,
+and the time the recipe's full ``total_frames`` would take at that rate (the
+MuJoCo recipes stop at their target well before it).
 
     python benchmarks/train_heavy.py [--device cuda] [--quick]
 """
