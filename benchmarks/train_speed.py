@@ -190,28 +190,22 @@ def pendulum(seeds: list[int]) -> None:
     ratio = statistics.median(s for s, _ in rows["torchpool PPO (the recipe)"]) / statistics.median(
         s for s, _ in rows["RLtools SAC"])
     plot(rows, HERE / "train_speed.png")
-    info = bench.machine(("rltools",))
-    section = "\n".join([
-        "<!-- train-speed:begin -->",
-        "## Time to a trained policy next to RLtools (`benchmarks/train_speed.py`)",
-        "",
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+    bench.record_section(
+        HERE / "RESULTS.md", "train-speed",
+        "Time to a trained policy next to RLtools (`benchmarks/train_speed.py`)", settings=[
         f"- Settings: Pendulum-v1; torchpool's PPO and SAC recipes (`torchpool/train/ppo.py`, `sac.py`: each "
         f"stops at a mean of -200 over the last 20 episodes), RLtools' SAC (its defaults: 10,000 steps, 1 env) and "
         f"PPO (its defaults, 100,000 steps of 64 envs, with 200-step episodes), on RLtools' C++ Pendulum (one-time "
         f"compiles {compile_seconds['sac']:.1f} s and {compile_seconds['ppo']:.1f} s, not counted); seeds {seeds} "
         "interleaved; each policy then plays 10 fresh Gymnasium episodes (SAC's: its mean action).",
-        "",
+    ], body=[
         *lines,
         "",
         f"torchpool's PPO recipe takes {ratio:.2f}x RLtools' SAC time (median; issue #34: must <= 1.5x, goal "
         "<= 1x and <= 2 s).",
         "",
         "![Pendulum-v1: time to a trained policy](train_speed.png)",
-        "<!-- train-speed:end -->",
-    ])
-    bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed:begin -->", "<!-- train-speed:end -->")
+    ], packages=("rltools",))
     print("\n".join(lines))
 
 
@@ -290,26 +284,20 @@ def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
                "(issue #34: must <= rl_games', goal <= 5 min); a run that missed the target counts as slower "
                "than any that reached it." if ours and theirs else
                "Most runs of a system missed the target within the time limit: no ratio.")
-    info = bench.machine(("rl_games",))
-    section = "\n".join([
-        "<!-- train-speed-ant:begin -->",
-        "## Ant-v4 to a mean return of 5,000 next to rl_games (`benchmarks/train_speed.py --tasks ant`)",
-        "",
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+    bench.record_section(
+        HERE / "RESULTS.md", "train-speed-ant",
+        "Ant-v4 to a mean return of 5,000 next to rl_games (`benchmarks/train_speed.py --tasks ant`)", settings=[
         f"- Settings: Ant-v4 on the CPU, each run alone in its own interpreter, seeds interleaved; stop at a mean of "
         f"5,000 over the last 20 episodes (rl_games: `score_to_win: 5000`, `games_to_track: 20`; its YAML on "
         f"`device: cpu` without mixed precision, which needs CUDA), or after {ANT_MAX_SECONDS / 60:.0f} min; "
         "CleanRL's settings get the 5 minutes the recipe aims at. Times include building the envs.",
-        "",
+    ], body=[
         *lines,
         "",
         verdict,
         "",
         "![Ant-v4: mean return against minutes](train_speed_ant.png)",
-        "<!-- train-speed-ant:end -->",
-    ])
-    bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed-ant:begin -->", "<!-- train-speed-ant:end -->")
+    ], packages=("rl_games",))
     print("\n".join(lines))
     print(verdict)
 
@@ -369,26 +357,19 @@ def halfcheetah(seed: int, minutes: float) -> None:
               for mark in marks]
         lines.append(f"| {name} | {result['frames']:,} | {result['frames_per_s']:,.0f} | "
                      f"{' / '.join(f'{m:,.0f}' for m in at)} |")
-    info = bench.machine(())
-    section = "\n".join([
-        "<!-- train-speed-halfcheetah:begin -->",
-        "## HalfCheetah-v5: SAC and PPO against wall time (`benchmarks/train_speed.py --tasks halfcheetah`)",
-        "",
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+    bench.record_section(
+        HERE / "RESULTS.md", "train-speed-halfcheetah",
+        "HalfCheetah-v5: SAC and PPO against wall time (`benchmarks/train_speed.py --tasks halfcheetah`)", settings=[
         f"- Settings: each recipe alone for {minutes:g} minutes, seed {seed}, CPU; SAC: 1 env, a gradient step per "
         "frame after 5,000 random ones, 256x256 networks; PPO: "
         "its recipe (64 envs x 256 steps, 5 epochs of 8 minibatches, prefetch), run without its target.",
         "- For scale (their figures, not measured here): rl_games' SAC reaches 11,140 at 1M frames (32 envs); "
         "CleanRL's SAC 9,635 at 1M steps in 175 min on a GPU.",
-        "",
+    ], body=[
         *lines,
         "",
         "![HalfCheetah-v5: return against minutes](train_speed_halfcheetah.png)",
-        "<!-- train-speed-halfcheetah:end -->",
     ])
-    bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed-halfcheetah:begin -->",
-                        "<!-- train-speed-halfcheetah:end -->")
     print("\n".join(lines))
 
 
@@ -418,25 +399,18 @@ def mujoco(seed: int, minutes: float) -> None:
                      f"{run['frames']:,}{'' if reached else ' (not reached)'} | {run['frames_per_s']:,.0f} | "
                      f"{best:,.0f} | {fresh} | {RL_GAMES_FRAMES_TO_TARGET[env_id]} |")
     plot_panels(runs, HERE / "train_speed_mujoco.png", f"seed {seed}, 2 CPU cores")
-    info = bench.machine(())
-    section = "\n".join([
-        "<!-- train-speed-mujoco:begin -->",
-        "## The other MuJoCo recipes to their targets (`benchmarks/train_speed.py --tasks mujoco`)",
-        "",
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+    bench.record_section(
+        HERE / "RESULTS.md", "train-speed-mujoco",
+        "The other MuJoCo recipes to their targets (`benchmarks/train_speed.py --tasks mujoco`)", settings=[
         f"- Settings: `python -m torchpool train <env>`'s recipe (`torchpool/train/ppo.py`), seed {seed}, on the "
         f"CPU, each run alone in its own interpreter; it stops at a mean of the target over the last 20 episodes "
         f"or after {minutes:g} min. Targets: about where rl_games' own curves for its envpool YAMLs (v4 tasks, "
         "their GPU machine) cross them; the last column is where.",
-        "",
+    ], body=[
         *lines,
         "",
         "![MuJoCo recipes: mean return against minutes](train_speed_mujoco.png)",
-        "<!-- train-speed-mujoco:end -->",
     ])
-    bench.write_section(HERE / "RESULTS.md", section, "<!-- train-speed-mujoco:begin -->",
-                        "<!-- train-speed-mujoco:end -->")
     print("\n".join(lines))
 
 

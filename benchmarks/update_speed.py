@@ -6,11 +6,12 @@ advantages: the update's cost does not depend on their values), timed for
 each variant in turn, round after round, so drifts of a shared machine fall
 on every variant alike. Variants:
 
-- ``baseline``: Adam as the recipes build it (torch's default: the
-  single-tensor loop on a CPU), 1 intra-op thread (the recipes' default for
-  MLPs, so the env workers keep their cores)
+- ``baseline``: torch's default Adam (the single-tensor loop on a CPU), 1
+  intra-op thread (the recipes' default for MLPs, so the env workers keep
+  their cores)
 - ``foreach``: Adam(foreach=True), one kernel per op over every parameter
-- ``fused``: Adam(fused=True), torch's fused CPU kernel
+- ``fused``: Adam(fused=True), torch's fused CPU kernel (what the recipes use
+  since this measurement)
 - ``compile``: the actor's and critic's MLPs through ``torch.compile``
   (compile time reported apart, not in the per-update times)
 - ``2 threads``: the baseline with 2 intra-op threads
@@ -126,23 +127,17 @@ def main() -> None:
         cells = [f"{medians[v] * 1e3:.1f} ms ({medians['baseline'] / medians[v]:.2f}x)" for v in VARIANTS]
         lines.append(f"| {env_id} | {result['shape']} | " + " | ".join(cells) + " |")
     compile_setup = ", ".join(f"{env_id} {r['setup']['compile']:.1f} s" for env_id, r in results.items())
-    info = bench.machine(())
-    section = "\n".join([
-        "<!-- update-speed:begin -->",
-        "## The PPO update on a CPU: optimizers, torch.compile, threads (`benchmarks/update_speed.py`)",
-        "",
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+    bench.record_section(
+        HERE / "RESULTS.md", "update-speed",
+        "The PPO update on a CPU: optimizers, torch.compile, threads (`benchmarks/update_speed.py`)", settings=[
         f"- Settings: `torchpool.train.ppo.update` on a random batch of each recipe's shape, a fixed rate; "
         f"{args.rounds} interleaved rounds after a warm-up, medians; cells: ms per update (speed relative to the "
         f"baseline). torch.compile's first update (compiling) took {compile_setup}, not counted.",
-        "",
+    ], body=[
         *lines,
         "",
         "![The PPO update's variants](update_speed.png)",
-        "<!-- update-speed:end -->",
     ])
-    bench.write_section(HERE / "RESULTS.md", section, "<!-- update-speed:begin -->", "<!-- update-speed:end -->")
     print("\n".join(lines))
 
 

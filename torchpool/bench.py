@@ -185,6 +185,20 @@ def machine(packages: tuple[str, ...] = ("envpool", "gymnasium")) -> dict[str, s
             "versions": ", ".join(f"{name} {version}" for name, version in versions.items())}
 
 
+def record_section(path: Path, key: str, title: str, settings: list[str], body: list[str],
+                   packages: tuple[str, ...] = ()) -> None:
+    """Writes a dated section into RESULTS.md between ``<!-- key:begin -->`` and ``<!-- key:end -->``: the
+    title, the date, the machine (with `packages`' versions), the settings' bullet lines, a blank line, the body."""
+    info = machine(packages)
+    begin, end = f"<!-- {key}:begin -->", f"<!-- {key}:end -->"
+    section = "\n".join([
+        begin, f"## {title}", "",
+        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM; {info['versions']}",
+        *settings, "", *body, end])
+    write_section(path, section, begin, end)
+
+
 def write_section(path: Path, section: str, begin: str, end: str) -> None:
     """Puts ``section`` (which starts with ``begin`` and ends with ``end``) into RESULTS.md in place
     of the old one, or appends it; every other section stays as it was."""
