@@ -158,7 +158,7 @@ def test_async_send_recv_tracks_each_env():
 
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="env_type"):
-        envpool.make("CartPole-v1", env_type="dm")
+        envpool.make("CartPole-v1", env_type="jax")
     with pytest.raises(ValueError, match="unknown env id"):
         envpool.make("CartPol-v1", env_type="gym")
     with pytest.raises(TypeError, match="unknown kwarg"):

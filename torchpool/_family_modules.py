@@ -25,12 +25,15 @@ _MODULES = {
     "Ant": "_mujoco", "HalfCheetah": "_mujoco", "Hopper": "_mujoco", "Walker2d": "_mujoco", "Humanoid": "_mujoco",
     "HumanoidStandup": "_mujoco", "Swimmer": "_mujoco", "Reacher": "_mujoco", "Pusher": "_mujoco",
     "InvertedPendulum": "_mujoco", "InvertedDoublePendulum": "_mujoco",
+    "DmcAcrobot": "_dmc", "DmcBallInCup": "_dmc", "DmcCartpole": "_dmc", "DmcCheetah": "_dmc", "DmcFish": "_dmc",
+    "DmcHopper": "_dmc", "DmcHumanoid": "_dmc",
+    "DmcPendulum": "_dmc", "DmcPointMass": "_dmc", "DmcReacher": "_dmc", "DmcWalker": "_dmc",
     "Atari": "_atari",
     "Probe": "_testing",
 }
 
 # The extra that installs what a module needs at run time.
-EXTRAS = {"_mujoco": "mujoco", "_atari": "atari"}
+EXTRAS = {"_mujoco": "mujoco", "_atari": "atari", "_dmc": "dmc"}
 
 # Families whose module was loaded from elsewhere (torchpool.register_cpp_env).
 _ADDED: dict[str, ModuleType] = {}
@@ -56,7 +59,7 @@ def module(family: str) -> ModuleType:
     name = _MODULES.get(family)
     if name is None:
         raise ValueError(f"no module steps the env family {family!r}")
-    if name == "_mujoco":
+    if name in ("_mujoco", "_dmc"):
         try:
             _mujoco_lib.load()  # libmujoco first: the module links it by its soname
         except ImportError as error:

@@ -67,7 +67,7 @@ from .pool import FIXED_KEYS, Pool
 from .pool import make as _make_pool
 from .specs import BoxSpec, DictSpec, DiscreteSpec
 
-__all__ = ["make", "EnvPool", "EnvSpec", "EnvPoolMixin"]
+__all__ = ["make", "make_gym", "make_gymnasium", "make_dm", "EnvPool", "DmEnvPool", "EnvSpec", "EnvPoolMixin"]
 
 # Keys other than the fixed ones are family extras.
 _POOL_KEYS = frozenset(FIXED_KEYS)
@@ -77,7 +77,7 @@ _RENAMED_EXTRAS = frozenset({"lives", "raw_reward", "game_over"})  # become live
 
 def make(
     task_id: str,
-    env_type: Literal["gym", "gymnasium"],
+    env_type: Literal["gym", "gymnasium", "dm"],
     num_envs: int = 1,
     batch_size: int | None = None,
     seed: int = 42,
@@ -96,10 +96,8 @@ def make(
     the task's own (e.g. ``episodic_life``, ``reward_clip`` for Atari, if the
     torchpool family takes them); unknown ones raise, naming the valid ones.
     """
-    if env_type == "dm":
-        raise ValueError("env_type='dm' is not supported by torchpool.envpool_compat; use 'gym' or 'gymnasium'")
-    if env_type not in ("gym", "gymnasium"):
-        raise ValueError(f"env_type should be one of 'gym' or 'gymnasium', got {env_type!r}")
+    if env_type not in ("gym", "gymnasium", "dm"):
+        raise ValueError(f"env_type should be one of 'gym', 'gymnasium' or 'dm', got {env_type!r}")
     if max_num_players != 1:
         raise ValueError(f"torchpool envs are single-player; max_num_players must be 1, got {max_num_players}")
     if not is_process_env(task_id):  # threads are for torchpool's C++ envs; Python envs run in processes
@@ -107,7 +105,24 @@ def make(
     pool = _make_pool(
         task_id, num_envs=num_envs, batch_size=batch_size or None, seed=seed, autoreset="next_step",
         max_episode_steps=max_episode_steps, **task_kwargs)
+    if env_type == "dm":
+        return DmEnvPool(pool, env_type, True, seed)
     return EnvPool(pool, env_type, gym_reset_return_info or env_type == "gymnasium", seed)
+
+
+def make_gym(task_id: str, **kwargs: Any) -> EnvPool:
+    """``make(task_id, env_type="gym", ...)``, as EnvPool's ``make_gym``."""
+    return make(task_id, env_type="gym", **kwargs)
+
+
+def make_gymnasium(task_id: str, **kwargs: Any) -> EnvPool:
+    """``make(task_id, env_type="gymnasium", ...)``, as EnvPool's ``make_gymnasium``."""
+    return make(task_id, env_type="gymnasium", **kwargs)
+
+
+def make_dm(task_id: str, **kwargs: Any) -> DmEnvPool:
+    """``make(task_id, env_type="dm", ...)``, as EnvPool's ``make_dm``: batched ``dm_env.TimeStep``s."""
+    return make(task_id, env_type="dm", **kwargs)
 
 
 def _gym_flavoured_space(spec: BoxSpec | DictSpec | DiscreteSpec) -> Any:
@@ -330,3 +345,65 @@ class EnvPool(EnvPoolMixin, gymnasium.Env):
         # episode that did not also terminate (no value bootstrap otherwise).
         info["TimeLimit.truncated"] = truncated & ~terminated
         return obs, reward, td["done"].numpy(), info
+
+
+class DmEnvPool(EnvPool):
+    """EnvPool's ``env_type="dm"`` face (``envpool/python/dm_envpool.py``): ``reset()``, ``step()`` and
+    ``recv()`` return one batched ``dm_env.TimeStep``:
+
+    * ``step_type`` int32 ``[B]``: ``FIRST`` (0) for a row that starts an episode (a reset, or the
+      next-step autoreset after ``LAST``), ``LAST`` (2) where the episode ended, else ``MID`` (1);
+    * ``reward``, ``discount`` float32 ``[B]``: discount 0 where the task terminated, else 1 (a time
+      limit keeps 1); a ``FIRST`` row has reward 0 and discount 1 (EnvPool's reward there is stale);
+    * ``observation``: a namedtuple ``State`` of the observation's fields (``obs`` for an unnamed one),
+      then ``env_id``, ``elapsed_step``, ``players`` (a namedtuple of ``env_id``) and the family's extras.
+
+    ``observation_spec()`` / ``action_spec()`` are ``dm_env.specs``: the namedtuple of the fields' specs,
+    and a ``BoundedArray`` (float) or ``DiscreteArray``.
+    """
+
+    def __init__(self, pool: Pool, env_type: str, reset_return_info: bool, seed: int):
+        super().__init__(pool, env_type, reset_return_info, seed)
+        from . import dm_env as _dm
+
+        fields = _dm.observation_spec(pool.observation_spec)
+        self._field_names = list(fields) if isinstance(fields, dict) else ["obs"]
+        self._extra_names = [key for key in pool.extra_keys]
+        names = [*self._field_names, "env_id", "elapsed_step", "players", *self._extra_names]
+        self._state = namedtuple("State", names)
+        self._players = namedtuple("Players", ["env_id"])
+        import dm_env
+        from dm_env import specs
+
+        def int_spec(name: str) -> specs.Array:
+            return specs.Array((), np.int32, name=name)
+
+        spec_fields = list(fields.values()) if isinstance(fields, dict) else [fields]
+        extras = pool.output_spec
+        self._observation_spec = self._state(
+            *spec_fields, int_spec("env_id"), int_spec("elapsed_step"), self._players(int_spec("env_id")),
+            *[specs.Array(extras[key][1], torch.empty((), dtype=extras[key][0]).numpy().dtype, name=key)
+              for key in self._extra_names])
+        self._action_spec = _dm.action_spec(pool.action_spec)
+        self._dm_env = dm_env
+
+    def observation_spec(self) -> tuple:
+        """The ``State`` namedtuple of one env's ``dm_env.specs``."""
+        return self._observation_spec
+
+    def action_spec(self) -> Any:
+        return self._action_spec
+
+    def _to(self, td: TensorDict, reset: bool, return_info: bool) -> Any:
+        obs = td["observation"]
+        fields = [obs.numpy()] if isinstance(obs, torch.Tensor) else [obs[key].numpy() for key in self._field_names]
+        env_id = td["env_id"].numpy().astype(np.int32)
+        elapsed = td["episode_length"].numpy().astype(np.int32)
+        terminated = td["terminated"].numpy()
+        StepType = self._dm_env.StepType
+        step_type = np.where(elapsed == 0, StepType.FIRST,
+                             np.where(td["done"].numpy(), StepType.LAST, StepType.MID)).astype(np.int32)
+        observation = self._state(*fields, env_id, elapsed, self._players(env_id),
+                                  *[td[key].numpy() for key in self._extra_names])
+        return self._dm_env.TimeStep(step_type=step_type, reward=td["reward"].numpy(),
+                                     discount=(~terminated).astype(np.float32), observation=observation)

@@ -186,6 +186,7 @@ class MujocoModel {
   int nv() const { return model_->nv; }
   int nu() const { return model_->nu; }
   int nbody() const { return model_->nbody; }
+  double step_cost_ns() const { return step_cost_ns_; }
 
   // A body's id by name; throws when the XML has no such body.
   int body_id(const std::string& name) const {

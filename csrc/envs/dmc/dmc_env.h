@@ -1,0 +1,338 @@
+// dmc_env.h — what every DeepMind Control Suite domain shares: dm_control's
+// control.Environment and mujoco.Physics (dm_control/rl/control.py,
+// dm_control/mujoco/engine.py), driven call for call.
+//
+// Contract. A domain's Model derives from DmcModel (the pool's mjModel read
+// from dm_control's own XML, a copy of it with actuation disabled, the
+// observation's named fields, the task's frame skip); its env derives from
+// DmcEnv and implements initialize_episode (Task.initialize_episode),
+// write_observation (get_observation, fields in dm_control's order, flat) and
+// reward (get_reward); terminated() is Task.get_termination (only lqr ends
+// episodes). The executor's time limit is the suite's: 1000 control steps for
+// every id (EnvPool's max_episode_steps), which is dm_control's
+// time_limit / control_timestep at the default frame skip.
+//
+// One step (Physics.step with legacy_step, the suite's default): ctrl =
+// action as given (MuJoCo clamps it inside the step; a control cost sees it
+// unclipped), then mj_step2 + (n - 1) mj_step + mj_step1 (RK4 models: n
+// mj_step + mj_step1), so positions, velocities and their sensors are current
+// when the observation is read, while acceleration-stage sensors (touch)
+// come from the last substep.
+//
+// One reset (Environment.reset -> Physics.reset_context): mj_resetData, a
+// forward with actuation disabled, the task's initialize_episode, then
+// after_reset: another forward with actuation disabled. MuJoCo reads the
+// disable flags from the model, which the pool's envs share across threads,
+// so the model keeps an actuation-disabled copy for those forwards.
+//
+// A task that edits the model per episode (reacher's target, point_mass's
+// gains) gets a model pair of its own per env (own_model()), as dm_control
+// has a model per environment; the edits persist across episodes, as there.
+//
+// Divergence: where dm_control raises PhysicsError (MuJoCo counted a warning
+// during the step), the step is truncated with the extra `unstable` set and
+// the last finite observation, as the mujoco family does (mujoco_env.h).
+#pragma once
+
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../../core/env.h"
+#include "../mujoco/mujoco_env.h"
+#include "rewards.h"
+
+namespace torchpool::dmc {
+
+using mujoco::MjDataPtr;
+using mujoco::MjModelPtr;
+using mujoco::numpy_sum;
+using mujoco::standard_normal;
+
+// One named observation field: dm_control's key and shape ({} for a scalar).
+struct Field {
+  std::string name;
+  std::vector<int64_t> shape;
+
+  size_t size() const {
+    size_t count = 1;
+    for (int64_t extent : shape) count *= static_cast<size_t>(extent);
+    return count;
+  }
+};
+
+// The suite's episode length at the default frame skip (EnvPool keeps it for any frame skip).
+inline constexpr int64_t kEpisodeSteps = 1000;
+
+// An actuation-disabled copy of `model` (Physics.reset/after_reset's `model.disable('actuation')`).
+inline MjModelPtr without_actuation(const mjModel& model) {
+  MjModelPtr copy(mj_copyModel(nullptr, &model));
+  if (!copy) throw std::runtime_error("mj_copyModel failed");
+  copy->opt.disableflags |= mjDSBL_ACTUATION;
+  return copy;
+}
+
+inline MjModelPtr copy_model(const mjModel& model) {
+  MjModelPtr copy(mj_copyModel(nullptr, &model));
+  if (!copy) throw std::runtime_error("mj_copyModel failed");
+  return copy;
+}
+
+// A named object's id; throws when the model has none.
+inline int object_id(const mjModel& model, mjtObj type, const std::string& name) {
+  const int id = mj_name2id(&model, type, name.c_str());
+  if (id < 0) throw std::invalid_argument("the Control Suite model has no object named '" + name + "'");
+  return id;
+}
+
+// The address of a named sensor's first value in sensordata.
+inline int sensor_adr(const mjModel& model, const std::string& name) {
+  return model.sensor_adr[object_id(model, mjOBJ_SENSOR, name)];
+}
+
+// xmat components by dm_control's names (row-major 3x3).
+enum Axis { kXX = 0, kXY = 1, kXZ = 2, kYX = 3, kYY = 4, kYZ = 5, kZX = 6, kZY = 7, kZZ = 8 };
+
+class DmcModel : public mujoco::MujocoModel {
+ public:
+  // `frame_skip` (the registry's default is the suite's control_timestep / timestep) and `flatten_obs`
+  // come from the config; the domain's constructor then declares its observation fields.
+  explicit DmcModel(const Config& config)
+      : MujocoModel(config), flatten(config.number("flatten_obs", 0.0) != 0.0), noact_(without_actuation(mj())) {}
+
+  const mjModel& mj_noact() const { return *noact_; }
+
+  // Named float fields (or one flat vector), unbounded as dm_control's specs.Array; the action box is
+  // mujoco.action_spec's: ctrlrange where ctrllimited, else +-mjMAXVAL.
+  EnvSpec spec(Dtype obs_dtype) const {
+    EnvSpec spec;
+    if (flatten) {
+      spec.observations = {{{static_cast<int64_t>(observation_size)}, obs_dtype, {}, {}}};
+    } else {
+      for (const Field& field : fields) spec.observations.push_back({field.shape, obs_dtype, {}, {}, field.name});
+    }
+    const mjModel& model = mj();
+    spec.action.discrete = false;
+    spec.action.shape = {model.nu};
+    for (int i = 0; i < model.nu; ++i) {
+      const bool limited = model.actuator_ctrllimited[i] != 0;
+      spec.action.low.push_back(limited ? model.actuator_ctrlrange[2 * i] : -mjMAXVAL);
+      spec.action.high.push_back(limited ? model.actuator_ctrlrange[2 * i + 1] : mjMAXVAL);
+    }
+    spec.extras = {{"unstable", Dtype::Bool, {}}};
+    spec.max_episode_steps = kEpisodeSteps;
+    spec.step_cost_ns = step_cost_ns();  // the model's frame_skip mj_steps, timed at make() (MujocoModel)
+    return spec;
+  }
+
+  const bool flatten;
+  std::vector<Field> fields;    // the task's observation keys in dm_control's order
+  size_t observation_size = 0;  // all fields' values
+
+ protected:
+  void declare_fields(std::vector<Field> declared) {
+    fields = std::move(declared);
+    observation_size = 0;
+    for (const Field& field : fields) observation_size += field.size();
+  }
+
+ private:
+  MjModelPtr noact_;
+};
+
+// The base of every domain's env: the Physics (one mjData, the model pair),
+// Environment.reset/step, the observation buffers.
+class DmcEnv {
+ public:
+  virtual ~DmcEnv() = default;
+
+  void reset(Rng& rng, StepOutput& out) {
+    // Physics.reset_context: reset (its PhysicsError is swallowed), the task, after_reset.
+    mj_resetData(model_, data_.get());
+    mj_forward(noact_, data_.get());
+    initialize_episode(rng);
+    after_reset();
+    write_observation(next_.data());
+    publish(out);
+  }
+
+  StepResult step(const Action& action, Rng&, StepOutput& out) {
+    // Task.before_step: physics.set_control(action); Physics.step(n_sub_steps).
+    std::copy(action.values, action.values + model_->nu, data_->ctrl);
+    physics_step(base_.frame_skip);
+    StepResult result;
+    write_observation(next_.data());
+    if (!publish(out)) {
+      result.truncated = true;
+      return result;
+    }
+    result.reward = reward();
+    result.terminated = terminated();
+    return result;
+  }
+
+  // State injection for parity tests: time, qpos, qvel, act, qacc_warmstart,
+  // then the task's per-episode parameters (task_parameters()). set_state
+  // ends as after_reset does, with a forward with actuation disabled.
+  size_t state_size() const { return 1 + model_->nq + model_->nv + model_->na + model_->nv + task_parameter_count(); }
+  void get_state(double* out) const {
+    *out++ = data_->time;
+    out = std::copy_n(data_->qpos, model_->nq, out);
+    out = std::copy_n(data_->qvel, model_->nv, out);
+    out = std::copy_n(data_->act, model_->na, out);
+    out = std::copy_n(data_->qacc_warmstart, model_->nv, out);
+    get_task_parameters(out);
+  }
+  void set_state(const double* state) {
+    data_->time = *state++;
+    state = copy_in(state, data_->qpos, model_->nq);
+    state = copy_in(state, data_->qvel, model_->nv);
+    state = copy_in(state, data_->act, model_->na);
+    state = copy_in(state, data_->qacc_warmstart, model_->nv);
+    set_task_parameters(state);
+    after_reset();
+  }
+
+ protected:
+  explicit DmcEnv(const DmcModel& model)
+      : base_(model),
+        model_(&model.mj()),
+        noact_(&model.mj_noact()),
+        data_(mj_makeData(model_)),
+        observation_(model.observation_size, 0.0),
+        next_(model.observation_size, 0.0) {
+    if (!data_) throw std::runtime_error("mj_makeData failed");
+    std::vector<FieldSpec> extras = {{"unstable", Dtype::Bool, {}}};
+    unstable_ = extra_field<bool>(extras, "unstable");
+  }
+
+  // The task's hooks (see the file comment).
+  virtual void initialize_episode(Rng& rng) = 0;
+  virtual void write_observation(double* obs) const = 0;
+  virtual double reward() const = 0;
+  virtual bool terminated() const { return false; }
+  // Per-episode model edits (or other task state) the parity tests copy into dm_control.
+  virtual size_t task_parameter_count() const { return 0; }
+  virtual void get_task_parameters(double*) const {}
+  virtual void set_task_parameters(const double*) {}
+
+  // Gives this env a model pair of its own, for tasks that edit the model per episode.
+  void own_model() {
+    own_ = copy_model(*model_);
+    own_noact_ = without_actuation(*own_);
+    model_ = own_.get();
+    noact_ = own_noact_.get();
+  }
+  // Applies an edit to this env's model pair (after own_model()).
+  template <class Edit>
+  void edit_model(Edit edit) {
+    if (!own_) throw std::logic_error("edit_model() before own_model()");
+    edit(*own_);
+    edit(*own_noact_);
+  }
+
+  // Physics.after_reset: a forward with actuation disabled.
+  void after_reset() { mj_forward(noact_, data_.get()); }
+
+  // Physics._step_with_up_to_date_position_velocity (legacy_step).
+  void physics_step(int n) {
+    if (model_->opt.integrator != mjINT_RK4) {
+      mj_step2(model_, data_.get());
+      for (int i = 1; i < n; ++i) mj_step(model_, data_.get());
+    } else {
+      for (int i = 0; i < n; ++i) mj_step(model_, data_.get());
+    }
+    mj_step1(model_, data_.get());
+  }
+
+  // randomizers.randomize_limited_and_rotational_joints: each joint in model
+  // order; limited hinges and slides uniform in their range, limited balls a
+  // random axis turned by up to range_max, unlimited hinges uniform in
+  // [-pi, pi), unlimited balls a uniform quaternion, free joints rand(4)
+  // normalised (dm_control's own quirk, kept "for benchmark results").
+  void randomize_limited_and_rotational_joints(Rng& rng) {
+    for (int j = 0; j < model_->njnt; ++j) {
+      double* qpos = data_->qpos + model_->jnt_qposadr[j];
+      const int type = model_->jnt_type[j];
+      const double range_min = model_->jnt_range[2 * j], range_max = model_->jnt_range[2 * j + 1];
+      if (model_->jnt_limited[j]) {
+        if (type == mjJNT_HINGE || type == mjJNT_SLIDE) {
+          qpos[0] = rng.uniform(range_min, range_max);
+        } else if (type == mjJNT_BALL) {
+          double axis[3] = {standard_normal(rng), standard_normal(rng), standard_normal(rng)};
+          const double norm = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+          for (double& a : axis) a /= norm;
+          mju_axisAngle2Quat(qpos, axis, rng.uniform(0.0, 1.0) * range_max);
+        }
+      } else if (type == mjJNT_HINGE) {
+        qpos[0] = rng.uniform(-M_PI, M_PI);
+      } else if (type == mjJNT_BALL) {
+        normalised_into(qpos, [&] { return standard_normal(rng); });
+      } else if (type == mjJNT_FREE) {
+        normalised_into(qpos + 3, [&] { return rng.uniform(0.0, 1.0); });
+      }
+    }
+  }
+
+  // Reads one xmat component of a body.
+  double xmat(int body, Axis axis) const { return data_->xmat[9 * body + axis]; }
+
+  // rewards.tolerance(x, margin=1, value_at_margin=0, sigmoid='quadratic') of each control, averaged as
+  // NumPy's mean (pairwise sum / n): the suite's "small control" term.
+  double mean_small_control() const {
+    return numpy_sum(data_->ctrl, model_->nu, [](double u) { return tolerance(u, {}, 1.0, Sigmoid::Quadratic, 0.0); }) /
+           model_->nu;
+  }
+
+  const DmcModel& base_;
+  const mjModel* model_;  // the pool's model, or this env's own copy
+  const mjModel* noact_;  // the same with actuation disabled
+  MjDataPtr data_;
+
+ private:
+  template <class Draw>
+  static void normalised_into(double* quat, Draw draw) {
+    double q[4];
+    for (double& value : q) value = draw();
+    const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; ++k) quat[k] = q[k] / norm;
+  }
+
+  static const double* copy_in(const double* from, double* to, int count) {
+    std::copy_n(from, count, to);
+    return from + count;
+  }
+
+  // Writes the candidate observation if the physics is sane; else the last good one and `unstable`.
+  bool publish(StepOutput& out) {
+    bool sane = data_->warning[mjWARN_BADQPOS].number == 0 && data_->warning[mjWARN_BADQVEL].number == 0 &&
+                data_->warning[mjWARN_BADQACC].number == 0;
+    for (size_t i = 0; sane && i < next_.size(); ++i) sane = std::isfinite(next_[i]);
+    if (sane) std::swap(observation_, next_);
+    *out.extra(unstable_) = !sane;
+    if (base_.flatten) {
+      out.set_observation(0, observation_.data(), observation_.size());
+      return sane;
+    }
+    size_t offset = 0;
+    for (size_t i = 0; i < base_.fields.size(); ++i) {
+      const size_t count = base_.fields[i].size();
+      out.set_observation(i, observation_.data() + offset, count);
+      offset += count;
+    }
+    return sane;
+  }
+
+  MjModelPtr own_, own_noact_;
+  std::vector<double> observation_;  // the last published (finite) observation, flat
+  std::vector<double> next_;         // the candidate of the step in progress
+  ExtraField<bool> unstable_;
+};
+
+}  // namespace torchpool::dmc

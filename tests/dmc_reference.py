@@ -1,0 +1,105 @@
+"""dm_control itself, driven over a pipe: the reference of tests/test_dmc_parity.py.
+
+Runs under the Python of the reference environment (mujoco 3.17.0 + dm_control 1.0.50: dm_control does
+not import under the mujoco 4.0.0 torchpool pins; docs/parity.md, "The Control Suite"), never under
+torchpool's. One JSON object per line in each direction:
+
+    {"cmd": "load", "domain": "walker", "task": "walk"}    -> {"keys": [...], "low": [...], "high": [...]}
+    {"cmd": "reset_to", "state": [...]}                     -> {"observation": {...}}
+    {"cmd": "step", "action": [...], "state": [...] | null} -> {"observation", "reward", "discount", "last"}
+    {"cmd": "resets", "count": n, "seed": s}                -> {"qpos": [[...]], "params": [[...]]}
+
+`state` is torchpool's state of one env (csrc/envs/dmc/dmc_env.h, DmcEnv::get_state): time, qpos, qvel,
+act, qacc_warmstart, then the task's per-episode model parameters. reset_to runs dm_control's own reset
+(its task draws with its own RandomState), then copies the state in and ends as reset does (after_reset:
+a forward with actuation disabled). A step given a state copies it in first and redoes mj_step1, the
+call a legacy step ends with, so the next step starts from torchpool's state exactly (chaotic domains
+would otherwise drift apart by the rounding of two MuJoCo versions).
+"""
+
+import json
+import sys
+
+import mujoco
+import numpy as np
+from dm_control import suite
+
+
+def task_parameters(physics, domain, task):
+    """The per-episode model edits torchpool's state carries (DmcEnv::task_parameter_count)."""
+    model = physics.named.model
+    if domain == "reacher":
+        return [model.geom_size["target", 0], model.geom_pos["target", "x"], model.geom_pos["target", "y"]]
+    if domain == "point_mass" and task == "hard":
+        return list(physics.model.wrap_prm[:4])
+    if domain == "fish" and task == "swim":
+        return list(model.geom_pos["target"])
+    return []
+
+
+def set_task_parameters(physics, domain, task, values):
+    model = physics.named.model
+    if domain == "reacher":
+        model.geom_size["target", 0], model.geom_pos["target", "x"], model.geom_pos["target", "y"] = values
+    elif domain == "point_mass" and task == "hard":
+        physics.model.wrap_prm[:4] = values
+    elif domain == "fish" and task == "swim":
+        model.geom_pos["target"] = values
+
+
+def set_state(physics, domain, task, state):
+    model, data = physics.model, physics.data
+    state = np.asarray(state, dtype=np.float64)
+    data.time = state[0]
+    offset = 1
+    for array, size in ((data.qpos, model.nq), (data.qvel, model.nv), (data.act, model.na),
+                        (data.qacc_warmstart, model.nv)):
+        array[:] = state[offset:offset + size]
+        offset += size
+    set_task_parameters(physics, domain, task, state[offset:])
+
+
+def observation(env):
+    return {key: np.asarray(value, dtype=np.float64).tolist()
+            for key, value in env.task.get_observation(env.physics).items()}
+
+
+def main():
+    env = domain = task = None
+    for line in sys.stdin:
+        request = json.loads(line)
+        command = request["cmd"]
+        if command == "load":
+            domain, task = request["domain"], request["task"]
+            env = suite.load(domain, task, task_kwargs={"random": 0})
+            spec = env.action_spec()
+            reply = {"keys": list(env.observation_spec()), "low": spec.minimum.tolist(),
+                     "high": spec.maximum.tolist()}
+        elif command == "reset_to":
+            env.reset()
+            set_state(env.physics, domain, task, request["state"])
+            env.physics.after_reset()
+            reply = {"observation": observation(env)}
+        elif command == "step":
+            if request["state"] is not None:
+                set_state(env.physics, domain, task, request["state"])
+                mujoco.mj_step1(env.physics.model.ptr, env.physics.data.ptr)
+            step = env.step(np.asarray(request["action"], dtype=np.float64))
+            reply = {"observation": observation(env), "reward": float(step.reward),
+                     "discount": float(step.discount), "last": bool(step.last())}
+        elif command == "resets":
+            env = suite.load(domain, task, task_kwargs={"random": request["seed"]})
+            qpos, params = [], []
+            for _ in range(request["count"]):
+                env.reset()
+                qpos.append(env.physics.data.qpos.tolist())
+                params.append([float(value) for value in task_parameters(env.physics, domain, task)])
+            reply = {"qpos": qpos, "params": params}
+        else:
+            reply = {"error": f"unknown command {command!r}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
