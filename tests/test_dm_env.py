@@ -142,3 +142,24 @@ def test_an_acme_style_actor_loop_sees_every_episode():
     assert len(finished) == num_envs * (steps // 8)  # 7 steps and a FIRST per episode
     assert [(t, i) for t, i, _ in finished] == [(t, i) for t, i, _ in want]
     np.testing.assert_allclose([r for _, _, r in finished], [r for _, _, r in want], rtol=1e-6)
+
+
+@pytest.mark.parametrize("env_id", ["WalkerWalk-v1", "HumanoidRun-v1", "FishSwim-v1"])
+def test_torchpoolenv_names_fields_as_torchrls_dmcontrolenv(env_id):
+    """torchrl's own DMControlEnv spec conversion, fed the dm_env specs (dm_control's keys and shapes,
+    tests/test_dmc_parity.py), gives the keys, shapes and dtypes TorchPoolEnv uses."""
+    pytest.importorskip("torchrl")
+    from torchrl.envs.libs.dm_control import _dmcontrol_to_torchrl_spec_transform
+
+    env = torchpool.TorchPoolEnv(env_id, num_envs=2, obs_dtype=torch.float64)
+    try:
+        dm_spec = suite.observation_spec(env.pool.observation_spec)
+        theirs = _dmcontrol_to_torchrl_spec_transform(dm_spec)
+        ours = env.observation_spec
+        assert list(theirs.keys()) == [key for key in ours.keys() if key in theirs.keys()] == list(dm_spec)
+        for key in theirs.keys():
+            assert ours[key].shape == (2, *theirs[key].shape) and ours[key].dtype == theirs[key].dtype, key
+        td = env.rollout(3)
+        assert td["next", list(dm_spec)[0]].shape[:2] == (2, 3)
+    finally:
+        env.close()

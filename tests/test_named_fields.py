@@ -157,18 +157,20 @@ def test_envpool_compat_gives_a_dict_and_rl_games_one_vector_in_field_order():
     assert torch.equal(vector[:, 4], vector[:, 1]), "last_action follows counters, in field order"
 
 
-def test_torchrl_env_nests_named_fields_under_a_composite_and_passes_check_env_specs():
+def test_torchrl_env_puts_named_fields_at_the_root_and_passes_check_env_specs():
+    """One root key per field, as torchrl's DMControlEnv and GymEnv (Dict spaces) name them."""
     pytest.importorskip("torchrl")
-    from torchrl.data import Composite
     from torchrl.envs.utils import check_env_specs
 
     env = torchpool.TorchPoolEnv("_Probe-v0", num_envs=3, dict_observation=True, episode_length=2)
-    assert isinstance(env.observation_spec["observation"], Composite)
-    assert list(env.observation_spec["observation"].keys()) == FIELDS
+    assert "observation" not in env.observation_spec.keys()
+    assert [key for key in env.observation_spec.keys() if key in FIELDS] == FIELDS
     check_env_specs(env)
     rollout = env.rollout(5, break_when_any_done=False)
-    assert rollout["observation", "grid"].shape == (3, 5, 2, 3)
-    check_fields(rollout["next", "observation"][:, 1], "torchrl next observation at an episode end")
-    assert (rollout["next", "observation", "counters"][:, 1, 0] == 2).all(), "the true last observation"
-    assert (rollout["observation", "counters"][:, 2, 0] == 0).all(), "the new episode's first at the root"
+    assert rollout["grid"].shape == (3, 5, 2, 3)
+    assert rollout["last_action"].shape == (3, 5, 1), "a scalar field gets torchrl's trailing singleton"
+    last = {key: rollout["next", key][:, 1] for key in FIELDS}
+    check_fields(dict(last, last_action=last["last_action"].squeeze(-1)), "torchrl next observation at an episode end")
+    assert (rollout["next", "counters"][:, 1, 0] == 2).all(), "the true last observation"
+    assert (rollout["counters"][:, 2, 0] == 0).all(), "the new episode's first at the root"
     env.close()

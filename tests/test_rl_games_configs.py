@@ -12,9 +12,10 @@ One config of each kind of agent (algorithm, network, rnn, dict observations)
 also builds rl_games' agent on the env and takes one step of its policy: the
 spaces must satisfy rl_games' network builders, not only its wrapper.
 
-dm_control tasks (under ``configs/dm_control/``) are left out: torchpool has
-none yet. The MuJoCo YAMLs name ``-v4`` ids (``Ant-v4``, ...), which torchpool
-has with Gymnasium's v4 semantics.
+The dm_control YAMLs (``configs/dm_control/``, ``flatten_obs: True``) run too,
+but for the ids torchpool's Control Suite family does not have yet (named in
+``DMC_NOT_YET``). The MuJoCo YAMLs name ``-v4`` ids (``Ant-v4``, ...), which
+torchpool has with Gymnasium's v4 semantics.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import torch
 import yaml
 
 import torchpool.envpool_compat
+import torchpool.registry
 import torchpool.rl_games
 
 rl_games = pytest.importorskip("rl_games", reason="rl_games is in the test extra; install .[test]")
@@ -46,8 +48,21 @@ def _params(path: Path) -> dict:
     return yaml.safe_load(path.read_text())["params"]
 
 
+# The dm_control YAMLs whose task torchpool's Control Suite family lacks for now.
+DMC_NOT_YET = {"ManipulatorBringBall-v1"}
+
+
 def _config_paths() -> list[Path]:
-    return [path for path in sorted(CONFIGS.glob("**/*envpool*.yaml")) if path.parent.name != "dm_control"]
+    envpool_yamls = sorted(CONFIGS.glob("**/*envpool*.yaml"))
+    dm_control_yamls = sorted((CONFIGS / "dm_control").glob("*.yaml"))
+    return envpool_yamls + [path for path in dm_control_yamls
+                            if _params(path)["config"]["env_config"]["env_name"] not in DMC_NOT_YET]
+
+
+def test_every_dm_control_yaml_runs_but_the_known_gaps():
+    names = {_params(path)["config"]["env_config"]["env_name"] for path in (CONFIGS / "dm_control").glob("*.yaml")}
+    assert len(names) == 15 and DMC_NOT_YET <= names
+    assert not (names - DMC_NOT_YET) - set(torchpool.registry.DMC_IDS)
 
 
 def _case(path: Path):
@@ -108,7 +123,7 @@ def _check_in_space(obs, space, when: str) -> None:
 
 def test_the_walk_finds_the_envpool_configs():
     paths = _config_paths()
-    assert len(paths) >= 16, f"only {len(paths)} EnvPool YAMLs under {CONFIGS}: {[p.name for p in paths]}"
+    assert len(paths) >= 30, f"only {len(paths)} EnvPool YAMLs under {CONFIGS}: {[p.name for p in paths]}"
     assert {_params(path)["config"]["env_name"] for path in paths} == {"envpool"}
 
 

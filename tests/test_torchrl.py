@@ -151,7 +151,12 @@ def test_check_env_specs(env_id):
         assert td["next", "reward"].shape == (3, 1) and td["next", "reward"].dtype == torch.float32
         for key in ("done", "terminated", "truncated"):
             assert td["next", key].shape == (3, 1) and td["next", key].dtype == torch.bool
-        assert td["next", "observation"].shape == (3, *env.pool.observation_spec.shape)
+        spec = env.pool.observation_spec
+        if hasattr(spec, "fields"):  # named fields (the Control Suite's): one root key each, scalars [N, 1]
+            for name, field in spec.fields.items():
+                assert td["next", name].shape == (3, *(field.shape or (1,))), name
+        else:
+            assert td["next", "observation"].shape == (3, *spec.shape)
     finally:
         env.close()
 

@@ -69,10 +69,9 @@ class DictSpec:
             (name, field.to_gymnasium()) for name, field in self.fields.items()))
 
     def to_gym(self):
-        """A legacy ``gym`` Dict of ``to_gym()`` boxes; ImportError without ``gym``."""
-        import gym
-
-        return gym.spaces.Dict(collections.OrderedDict((name, field.to_gym()) for name, field in self.fields.items()))
+        """A Dict of both legacy ``gym`` and Gymnasium, of ``to_gym()`` boxes; ImportError without ``gym``."""
+        return _spaces_of_both_libraries()["Dict"](
+            collections.OrderedDict((name, field.to_gym()) for name, field in self.fields.items()))
 
     def flattened(self) -> BoxSpec:
         """One float32 vector of every field's elements, in field order (rl_games' and EnvPool's flatten_obs)."""
@@ -164,18 +163,31 @@ def _spaces_of_both_libraries() -> dict[str, type]:
         def __eq__(self, other: Any) -> bool:
             return bool(gymnasium.spaces.Discrete.__eq__(self, other) or gym.spaces.Discrete.__eq__(self, other))
 
+    class DualDict(gymnasium.spaces.Dict):
+        """A Dict of both Gymnasium and legacy gym (named observation fields, e.g. the Control Suite's):
+        Gymnasium's flatten_space (rl_games' EnvPool wrapper under flatten_obs) and gym's both take it.
+        Both libraries' Dicts derive from typing.Mapping in orders no class can merge, so gym's is a
+        virtual base (registered below: its isinstance and singledispatch helpers see it)."""
+
+        __qualname__ = "DualDict"
+
+        def __eq__(self, other: Any) -> bool:
+            return bool(gymnasium.spaces.Dict.__eq__(self, other) or gym.spaces.Dict.__eq__(self, other))
+
+    gym.spaces.Dict.register(DualDict)
+
     # Named as the classes they stand for: rl_games dispatches on the name
     # (``type(action_space).__name__ == "Discrete"`` in a2c_common.py,
     # players.py, experience.py). __qualname__ keeps the Dual prefix, the
     # module attribute that pickle looks up (see __getattr__ below).
-    DualBox.__name__, DualDiscrete.__name__ = "Box", "Discrete"
-    return {"Box": DualBox, "Discrete": DualDiscrete}
+    DualBox.__name__, DualDiscrete.__name__, DualDict.__name__ = "Box", "Discrete", "Dict"
+    return {"Box": DualBox, "Discrete": DualDiscrete, "Dict": DualDict}
 
 
 def __getattr__(name: str) -> type:
-    # DualBox / DualDiscrete are made on first use (they import gym); pickle
+    # DualBox / DualDiscrete / DualDict are made on first use (they import gym); pickle
     # finds them here by name.
-    if name in ("DualBox", "DualDiscrete"):
+    if name in ("DualBox", "DualDiscrete", "DualDict"):
         return _spaces_of_both_libraries()[name.removeprefix("Dual")]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

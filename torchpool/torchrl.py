@@ -45,11 +45,13 @@ from torchrl.data import Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
 from .pool import Pool, make
+from .specs import BoxSpec, DictSpec
 
 __all__ = ["TorchPoolEnv"]
 
 # The adapter maps the fixed keys itself; any other key of a step is a family extra.
 _DONE_KEYS = ("done", "terminated", "truncated")
+_RESERVED_KEYS = ("observation", "action", "reward", *_DONE_KEYS, "episode_return", "episode_length")
 
 
 class TorchPoolEnv(EnvBase):
@@ -67,11 +69,13 @@ class TorchPoolEnv(EnvBase):
 
     Keys (``N = num_envs``; ``obs`` the env's observation shape and dtype)::
 
-        reset / root:  observation: obs[N, ...]   episode_return: float32[N, 1]
+        reset / root:  observation: obs[N, ...] (named fields, e.g. the Control Suite's: one key each,
+                       position: [N, 8], height: [N, 1], ..., as torchrl's DMControlEnv names them)
+                       episode_return: float32[N, 1]
                        episode_length: int64[N, 1]   done, terminated, truncated: bool[N, 1]
                        family extras (MuJoCo's x_position, ..., Atari's lives): [N, ...]
         step input:    action: int64[N] (discrete) or float32[N, *action_shape]
-        ("next", ...): observation (the true last observation where done),
+        ("next", ...): observation or its fields (the true last observation where done),
                        reward: float32[N, 1], done, terminated, truncated: bool[N, 1],
                        episode_return, episode_length: the finished episode's totals
                        where done, running totals otherwise; the family extras.
@@ -114,6 +118,15 @@ class TorchPoolEnv(EnvBase):
         self._copy_done: torch.cuda.Event | None = None   # NOTE [Device]
 
         self._extra_keys = pool.extra_keys
+        # NOTE [Named observation fields at the root]: a pool with named observation fields (the Control
+        # Suite's position, velocity, ...) gives each its own root key, as torchrl's DMControlEnv (and
+        # GymEnv for a Dict space) does; scalar fields get torchrl's trailing singleton ([N, 1]).
+        spec = pool.observation_spec
+        self._fields = list(spec.fields) if isinstance(spec, DictSpec) else None
+        clashes = sorted(set(self._fields or ()) & {*_RESERVED_KEYS, *self._extra_keys})
+        if clashes:
+            raise ValueError(f"{env_id}: observation fields {clashes} would collide with TorchPoolEnv's own keys")
+        self._root_keys = (*(self._fields or ["observation"]), *self._extra_keys)
         self._fresh: TensorDictBase | None = None  # a real reset nothing has stepped since, to hand out
         # After a step: the pool's post-autoreset observation and extras, and
         # which envs the pool reset inside that step (None when none did).
@@ -150,8 +163,14 @@ class TorchPoolEnv(EnvBase):
     def _make_specs(self) -> None:
         pool, batch, device = self._pool, self.batch_size, self.device
         column = torch.Size((*batch, 1))  # torchrl's trailing singleton for rewards, flags and stats
-        observation = {
-            "observation": pool.observation_spec.to_torchrl(tuple(batch)),
+        spec = pool.observation_spec
+        if self._fields is None:
+            observation = {"observation": spec.to_torchrl(tuple(batch))}
+        else:
+            observation = {name: (field if field.shape else BoxSpec((1,), field.dtype, field.low.reshape(1),
+                                                                       field.high.reshape(1))).to_torchrl(tuple(batch))
+                           for name, field in spec.fields.items()}
+        observation |= {
             "episode_return": Unbounded(shape=column, dtype=torch.float32),
             "episode_length": Unbounded(shape=column, dtype=torch.int64),
         }
@@ -186,7 +205,7 @@ class TorchPoolEnv(EnvBase):
         done = out["done"]
         next_td = {
             # The true last observation where done, the current one elsewhere.
-            "observation": out["final_observation"],
+            **self._observation_entries(out["final_observation"]),
             "reward": out["reward"].unsqueeze(-1),
             "done": done.unsqueeze(-1),
             "terminated": out["terminated"].unsqueeze(-1),
@@ -200,7 +219,7 @@ class TorchPoolEnv(EnvBase):
             # The pool reset these envs inside the step: keep the new episodes'
             # first observations (and extras) for the "_reset" that follows.
             self._autoreset = done.clone()  # a copy: _reset edits it, the ring's tensor is the user's
-            root = {"observation": out["observation"]}
+            root = self._observation_entries(out["observation"])
             root.update((key, out[key]) for key in self._extra_keys)
             self._autoreset_root = self._export(root)
         else:
@@ -233,8 +252,9 @@ class TorchPoolEnv(EnvBase):
             env_ids = from_pool.nonzero().squeeze(-1)
             self._wait_for_copies()
             reset = self._pool.reset(seed=seed, env_ids=env_ids)
-            for key in ("observation", *self._extra_keys):
-                value = self._export({key: reset[key]})[key]
+            exported = self._export({**self._observation_entries(reset["observation"]),
+                                     **{key: reset[key] for key in self._extra_keys}})
+            for key, value in exported.items():
                 # Rows outside the mask are ignored by torchrl (it keeps the
                 # caller's values there), so zeros are as good as any.
                 full = root[key].clone() if key in root else value.new_zeros((*self.batch_size, *value.shape[1:]))
@@ -244,7 +264,7 @@ class TorchPoolEnv(EnvBase):
             self._autoreset &= ~mask
             if not bool(self._autoreset.any()):
                 self._autoreset, self._autoreset_root = None, {}
-        for key in ("observation", *self._extra_keys):
+        for key in self._root_keys:
             if key not in root:  # an empty mask with nothing kept: torchrl ignores these rows anyway
                 root[key] = self.observation_spec[key].zero()
         return self._reset_output(root)
@@ -257,8 +277,15 @@ class TorchPoolEnv(EnvBase):
             reset = self._pool.reset(seed=seed)
         self._fresh = None
         self._autoreset, self._autoreset_root = None, {}
-        root = {key: reset[key] for key in ("observation", *self._extra_keys)}
+        root = {**self._observation_entries(reset["observation"]), **{key: reset[key] for key in self._extra_keys}}
         return self._reset_output(self._export(root))
+
+    def _observation_entries(self, observation: torch.Tensor | TensorDictBase) -> dict[str, torch.Tensor]:
+        """The root entries of an observation batch: ``observation``, or one per named field (NOTE above)."""
+        if self._fields is None:
+            return {"observation": observation}
+        return {name: value if value.dim() > 1 else value.unsqueeze(-1)
+                for name, value in ((name, observation[name]) for name in self._fields)}
 
     def _reset_output(self, root: dict[str, torch.Tensor]) -> TensorDictBase:
         """Root of a new episode: ``root`` plus zero stats and flags (fresh tensors: callers may keep them)."""
