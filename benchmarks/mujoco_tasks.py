@@ -3,8 +3,12 @@
 Question: how many env steps/s (and MuJoCo frames/s) does torchpool deliver on
 Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to EnvPool and Gymnasium's
 SyncVectorEnv/AsyncVectorEnv, and how close is it to what the cores can do?
+With ``--suite dmc``: the same for the Control Suite's CheetahRun-v1,
+WalkerWalk-v1 and HumanoidRun-v1, next to EnvPool and dm_control's own
+Python loop (one env, in the reference environment of tests/test_dmc_parity.py).
 
     python benchmarks/mujoco_tasks.py             # full run; writes RESULTS.md and mujoco.png
+    python benchmarks/mujoco_tasks.py --suite dmc # writes its own RESULTS.md section and dmc.png
     python benchmarks/mujoco_tasks.py --quick     # smoke test; prints only
     python benchmarks/mujoco_tasks.py --repeats 5
 
@@ -47,10 +51,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchpool import bench
-from torchpool.registry import mujoco_assets_dir
+from torchpool.registry import dm_control_suite_dir, mujoco_assets_dir
 
-ENV_IDS = ("Ant-v5", "HalfCheetah-v5", "Humanoid-v5")
+ENV_IDS = {"gymnasium": ("Ant-v5", "HalfCheetah-v5", "Humanoid-v5"),
+           "dmc": ("CheetahRun-v1", "WalkerWalk-v1", "HumanoidRun-v1")}
 NUM_ENVS = (8, 64)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -62,12 +68,22 @@ class Task:
     noise_scale: float
     qvel_noise_gaussian: bool      # standard_normal * scale; else uniform(-scale, scale)
     healthy_z: tuple[float, float] | None  # terminate when qpos[2] leaves it; None: never terminates
+    dm_control: tuple[str, str] | None = None  # a Control Suite (domain, task): the XML is dm_control's
+
+    @property
+    def xml_path(self) -> str:
+        return os.path.join(dm_control_suite_dir() if self.dm_control else mujoco_assets_dir(), self.xml_file)
 
 
 TASKS = {
     "Ant-v5": Task("ant.xml", 5, 0.1, True, (0.2, 1.0)),
     "HalfCheetah-v5": Task("half_cheetah.xml", 5, 0.1, True, None),
     "Humanoid-v5": Task("humanoid.xml", 5, 1e-2, False, (1.0, 2.0)),
+    # The Control Suite's episodes for the raw limit: random joints stand in for the suite's initial
+    # states (a 0.1 uniform noise around qpos0), 1000 steps, no termination.
+    "CheetahRun-v1": Task("cheetah.xml", 1, 0.1, False, None, ("cheetah", "run")),
+    "WalkerWalk-v1": Task("walker.xml", 10, 0.1, False, None, ("walker", "walk")),
+    "HumanoidRun-v1": Task("humanoid.xml", 5, 0.1, False, None, ("humanoid", "run")),
 }
 SYSTEMS = {  # (system, mode) -> label, in table and legend order
     ("torchpool", "sync"): "torchpool sync",
@@ -76,10 +92,34 @@ SYSTEMS = {  # (system, mode) -> label, in table and legend order
     ("envpool", "async"): "EnvPool async",
     ("gymnasium-sync", "sync"): "Gymnasium SyncVectorEnv",
     ("gymnasium-async", "sync"): "Gymnasium AsyncVectorEnv",
+    ("dm_control", "sync"): "dm_control's Python loop (1 env)",
 }
+SUITE_SYSTEMS = {"gymnasium": {"torchpool", "envpool", "gymnasium-sync", "gymnasium-async"},
+                 "dmc": {"torchpool", "envpool", "dm_control"}}
+
+# One dm_control env stepped in its own Python loop (run by the reference environment's Python): steps/s.
+DM_CONTROL_LOOP = """
+import sys, time
+import numpy as np
+from dm_control import suite
+domain, task, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
+env = suite.load(domain, task, task_kwargs={"random": 0})
+spec = env.action_spec()
+actions = np.random.default_rng(0).uniform(spec.minimum, spec.maximum, size=(64, *spec.shape))
+env.reset()
+for i in range(20):
+    env.step(actions[i % 64])
+start = time.perf_counter()
+for i in range(calls):
+    if env.step(actions[i % 64]).last():
+        env.reset()
+elapsed = time.perf_counter() - start
+print(calls / elapsed, elapsed / calls * 1e6)
+"""
 # An AsyncVectorEnv worker imports gymnasium, mujoco and numpy: budget this much per worker.
 GYM_ASYNC_MIB_PER_WORKER = 200
 BEGIN, END = "<!-- mujoco:begin -->", "<!-- mujoco:end -->"
+DM_CONTROL_PYTHON = ""  # --dm-control-python
 
 RAW_STEP_SOURCE = r"""
 // One thread's rate of bare mj_step on a task's episodes; prints mj_steps per second.
@@ -139,13 +179,19 @@ def parse_args() -> argparse.Namespace:
                              "prints the table but writes no files")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over all cases; medians over them")
     parser.add_argument("--target-seconds", type=float, default=1.0, help="wall time of one measurement")
-    parser.add_argument("--env-ids", nargs="+", default=list(ENV_IDS), choices=list(TASKS), help="envs to run")
+    parser.add_argument("--suite", choices=list(ENV_IDS), default="gymnasium",
+                        help="Gymnasium's MuJoCo tasks, or the Control Suite's (dmc)")
+    parser.add_argument("--env-ids", nargs="+", choices=list(TASKS), help="envs to run (default: the suite's)")
+    parser.add_argument("--dm-control-python", default=os.environ.get(
+        "TORCHPOOL_DMC_REFERENCE", str(ROOT / ".venv-dmc-reference" / "bin" / "python")),
+        help="--suite dmc: a Python with dm_control (tests/test_dmc_parity.py makes .venv-dmc-reference)")
     parser.add_argument("--num-envs", nargs="+", type=int, default=list(NUM_ENVS), help="pool sizes")
     parser.add_argument("--gym-async-max-envs", type=int, default=64,
                         help="largest num_envs tried with Gymnasium's AsyncVectorEnv (one process per env)")
     parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
                         help="where RESULTS.md and mujoco.png are written")
     args = parser.parse_args()
+    args.env_ids = args.env_ids or list(ENV_IDS[args.suite])
     if args.quick:
         args.repeats, args.num_envs, args.target_seconds, args.gym_async_max_envs = 1, [8], 0.1, 0
     if args.repeats < 1:
@@ -172,7 +218,7 @@ def raw_mj_steps_per_s(binary: Path, env_id: str, seconds: float, processes: int
     """mj_step calls per second on env_id's episodes: one thread's, or the sum of `processes` run at once."""
     task = TASKS[env_id]
     z_low, z_high = task.healthy_z if task.healthy_z else (1.0, 0.0)
-    command = [str(binary), os.path.join(mujoco_assets_dir(), task.xml_file), str(task.frame_skip), str(seconds),
+    command = [str(binary), task.xml_path, str(task.frame_skip), str(seconds),
                str(task.noise_scale), str(int(task.qvel_noise_gaussian)), str(z_low), str(z_high)]
     running = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for _ in range(processes)]
@@ -189,7 +235,7 @@ def raw_mj_steps_per_s(binary: Path, env_id: str, seconds: float, processes: int
 @dataclass(frozen=True)
 class Case:
     env_id: str
-    system: str      # "torchpool", "envpool", "gymnasium-sync", "gymnasium-async" or "raw"
+    system: str      # "torchpool", "envpool", "gymnasium-sync", "gymnasium-async" or "dm_control"
     mode: str        # "sync" or "async"
     num_envs: int
 
@@ -207,6 +253,12 @@ class Case:
             return bench.run_torchpool(self.env_id, self.num_envs, calls, batch_size=async_batch, warmup=20)
         if self.system == "envpool":
             return bench.run_envpool(self.env_id, self.num_envs, calls, batch_size=async_batch, warmup=20)
+        if self.system == "dm_control":
+            domain, task = TASKS[self.env_id].dm_control
+            done = subprocess.run([DM_CONTROL_PYTHON, "-c", DM_CONTROL_LOOP, domain, task, str(calls)],
+                                  capture_output=True, text=True, check=True)
+            steps_per_s, us = map(float, done.stdout.split())
+            return bench.Result("dm_control", "sync", self.env_id, 1, 1, 1, steps_per_s, us)
         return bench.run_gymnasium(self.env_id, self.num_envs, calls, self.system.removeprefix("gymnasium-"),
                                    warmup=5)
 
@@ -242,9 +294,14 @@ def cells(row: Row) -> tuple[str, ...]:
             f"{row.us_per_call:,.0f}", f"{row.spread:.0%}", ratio(row.vs_envpool), share)
 
 
-def make_cases(env_ids: list[str], sizes: list[int]) -> list[Case]:
-    systems = [key for key in SYSTEMS if key[0] != "envpool" or bench.envpool_available()]
-    return [Case(env_id, system, mode, n) for env_id in env_ids for n in sizes for system, mode in systems]
+def make_cases(suite: str, env_ids: list[str], sizes: list[int]) -> list[Case]:
+    systems = [key for key in SYSTEMS if key[0] in SUITE_SYSTEMS[suite]
+               and (key[0] != "envpool" or bench.envpool_available())]
+    cases = [Case(env_id, system, mode, n) for env_id in env_ids for n in sizes for system, mode in systems
+             if system != "dm_control"]
+    if ("dm_control", "sync") in systems:  # one env, whatever the pool sizes
+        cases += [Case(env_id, "dm_control", "sync", 1) for env_id in env_ids]
+    return cases
 
 
 def gym_async_skip_reason(num_envs: int, max_envs: int) -> str | None:
@@ -264,7 +321,7 @@ def draw_plot(table: list[Row], raw: dict[str, float], info: dict[str, str], rep
     import matplotlib.pyplot as plt
 
     colors = {"torchpool": "tab:blue", "envpool": "tab:orange", "gymnasium-sync": "tab:green",
-              "gymnasium-async": "tab:red"}
+              "gymnasium-async": "tab:red", "dm_control": "tab:purple"}
     env_ids = sorted({row.case.env_id for row in table})
     sizes = sorted({row.case.num_envs for row in table})
     figure, axes = plt.subplots(1, len(env_ids), figsize=(6 * len(env_ids), 5.5), squeeze=False)
@@ -298,7 +355,8 @@ if __name__ == "__main__":
     cores = os.cpu_count() or 1
     skipped: dict[Case, str] = {}
     cases = []
-    for case in make_cases(args.env_ids, args.num_envs):
+    DM_CONTROL_PYTHON = args.dm_control_python
+    for case in make_cases(args.suite, args.env_ids, args.num_envs):
         reason = case.system == "gymnasium-async" and gym_async_skip_reason(case.num_envs, args.gym_async_max_envs)
         if reason:
             skipped[case] = reason
@@ -370,15 +428,23 @@ if __name__ == "__main__":
 
     info = bench.machine(("envpool", "gymnasium", "mujoco"))
     args.output_dir.mkdir(parents=True, exist_ok=True)
-    draw_plot(table, raw_limit, info, args.repeats, args.output_dir / "mujoco.png")
+    dmc = args.suite == "dmc"
+    png = "dmc.png" if dmc else "mujoco.png"
+    begin, end = ("<!-- dmc:begin -->", "<!-- dmc:end -->") if dmc else (BEGIN, END)
+    frame_skips = ", ".join(f"{env_id} {TASKS[env_id].frame_skip}" for env_id in args.env_ids)
+    draw_plot(table, raw_limit, info, args.repeats, args.output_dir / png)
     command = " ".join(["python benchmarks/mujoco_tasks.py", *sys.argv[1:]])
     bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
-        BEGIN,
+        begin,
+        "## The Control Suite: steps/s and frames/s (`benchmarks/mujoco_tasks.py --suite dmc`)" if dmc else
         "## MuJoCo: steps/s and frames/s (`benchmarks/mujoco_tasks.py`)",
         "",
-        "How many env steps/s does torchpool deliver on Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to "
-        "EnvPool and Gymnasium's vector envs, and how close is it to the machine's raw limit? "
-        "Targets: at least 1.2x EnvPool and 90% of the raw limit.",
+        (f"How many env steps/s does torchpool deliver on {', '.join(args.env_ids)}, next to EnvPool and "
+         "dm_control's own Python loop (one env, mujoco 3.17 in its own environment), and how close is it to "
+         "the machine's raw limit? Targets: at least 1.2x EnvPool and 90% of the raw limit." if dmc else
+         "How many env steps/s does torchpool deliver on Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to "
+         "EnvPool and Gymnasium's vector envs, and how close is it to the machine's raw limit? "
+         "Targets: at least 1.2x EnvPool and 90% of the raw limit."),
         "",
         f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
@@ -389,7 +455,7 @@ if __name__ == "__main__":
         "the timed loop; outputs handed over as torch tensors by every system. Sync: all `num_envs` step per "
         "call; async: send/recv of `batch_size = num_envs // 2`. Threads: torchpool's and EnvPool's defaults "
         "(min(cores, num_envs) and min(cores, batch_size)); AsyncVectorEnv runs one process per env. "
-        "frames/s = steps/s x frame_skip (5 for all three). spread = (max - min) / median over repeats.",
+        f"frames/s = steps/s x frame_skip ({frame_skips}). spread = (max - min) / median over repeats.",
         "- Raw limit: cores x one thread's rate of bare `mj_step` calls on the same model and episodes "
         "(random controls held for frame_skip steps, the task's reset noise and termination), timed by a tiny "
         "C++ program against the same libmujoco, in env steps/s (÷ frame_skip). "
@@ -403,7 +469,7 @@ if __name__ == "__main__":
         "Raw limits: " + "; ".join(raw_lines) + ".",
         "",
         *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
-        "![MuJoCo steps/s per system and num_envs](mujoco.png)",
-        END,
-    ]), BEGIN, END)
-    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'mujoco.png'}")
+        f"![MuJoCo steps/s per system and num_envs]({png})",
+        end,
+    ]), begin, end)
+    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / png}")

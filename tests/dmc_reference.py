@@ -34,6 +34,8 @@ def task_parameters(physics, domain, task):
         return list(physics.model.wrap_prm[:4])
     if domain == "fish" and task == "swim":
         return list(model.geom_pos["target"])
+    if domain == "finger" and task != "spin":
+        return [model.site_pos["target", "x"], model.site_pos["target", "z"], model.site_size["target", 0]]
     return []
 
 
@@ -45,6 +47,8 @@ def set_task_parameters(physics, domain, task, values):
         physics.model.wrap_prm[:4] = values
     elif domain == "fish" and task == "swim":
         model.geom_pos["target"] = values
+    elif domain == "finger" and task != "spin":
+        model.site_pos["target", "x"], model.site_pos["target", "z"], model.site_size["target", 0] = values
 
 
 def set_state(physics, domain, task, state):

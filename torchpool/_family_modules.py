@@ -26,7 +26,7 @@ _MODULES = {
     "HumanoidStandup": "_mujoco", "Swimmer": "_mujoco", "Reacher": "_mujoco", "Pusher": "_mujoco",
     "InvertedPendulum": "_mujoco", "InvertedDoublePendulum": "_mujoco",
     "DmcAcrobot": "_dmc", "DmcBallInCup": "_dmc", "DmcCartpole": "_dmc", "DmcCheetah": "_dmc", "DmcFish": "_dmc",
-    "DmcHopper": "_dmc", "DmcHumanoid": "_dmc",
+    "DmcFinger": "_dmc", "DmcHopper": "_dmc", "DmcHumanoid": "_dmc", "DmcHumanoidCMU": "_dmc",
     "DmcPendulum": "_dmc", "DmcPointMass": "_dmc", "DmcReacher": "_dmc", "DmcWalker": "_dmc",
     "Atari": "_atari",
     "Probe": "_testing",

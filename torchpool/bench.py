@@ -92,6 +92,12 @@ def torchpool_calls(pool: Pool) -> Callable[[int], int]:
     return call
 
 
+def _tensors(obs):
+    """A batch handed over as torch tensors: one array, or a dict of them (named fields)."""
+    return {key: torch.from_numpy(value) for key, value in obs.items()} if isinstance(obs, dict) \
+        else torch.from_numpy(obs)
+
+
 def run_envpool(env_id: str, num_envs: int, calls: int, batch_size: int | None = None,
                 num_threads: int | None = None, warmup: int = 50) -> Result:
     import envpool
@@ -107,7 +113,7 @@ def run_envpool(env_id: str, num_envs: int, calls: int, batch_size: int | None =
 
         def call(i):
             obs, reward, terminated, truncated, _ = env.step(actions[i % 64])
-            torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+            _tensors(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
             return num_envs
     else:
         env.async_reset()
@@ -116,7 +122,7 @@ def run_envpool(env_id: str, num_envs: int, calls: int, batch_size: int | None =
         def call(i):
             env.send(actions[i % 64], last[0])
             obs, reward, terminated, truncated, info = env.recv()
-            torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+            _tensors(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
             last[0] = info["env_id"]
             return batch_size
     steps_per_s, us = _time(call, calls, warmup)

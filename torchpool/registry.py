@@ -480,8 +480,9 @@ def _prepare_dmc(domain: str, task: str) -> Callable[[dict[str, Any]], dict[str,
 
 
 def dmc_env_id(domain: str, task: str) -> str:
-    """dm_control's (domain, task) to EnvPool's id: ``("point_mass", "easy")`` -> ``PointMassEasy-v1``."""
-    return "".join(part.capitalize() for part in f"{domain}_{task}".split("_")) + "-v1"
+    """dm_control's (domain, task) to EnvPool's id: ``("point_mass", "easy")`` -> ``PointMassEasy-v1``,
+    ``("humanoid_CMU", "run")`` -> ``HumanoidCMURun-v1``."""
+    return "".join(part[:1].upper() + part[1:] for part in f"{domain}_{task}".split("_")) + "-v1"
 
 
 # domain -> (family, frame_skip = control_timestep / timestep, tasks), as dm_control.suite defines them.
@@ -490,9 +491,11 @@ DMC_DOMAINS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "ball_in_cup": ("DmcBallInCup", 10, ("catch",)),
     "cartpole": ("DmcCartpole", 1, ("balance", "balance_sparse", "swingup", "swingup_sparse")),
     "cheetah": ("DmcCheetah", 1, ("run",)),
+    "finger": ("DmcFinger", 2, ("spin", "turn_easy", "turn_hard")),
     "fish": ("DmcFish", 10, ("upright", "swim")),
     "hopper": ("DmcHopper", 4, ("stand", "hop")),
     "humanoid": ("DmcHumanoid", 5, ("stand", "walk", "run", "run_pure_state")),
+    "humanoid_CMU": ("DmcHumanoidCMU", 10, ("stand", "walk", "run")),
     "pendulum": ("DmcPendulum", 1, ("swingup",)),
     "point_mass": ("DmcPointMass", 1, ("easy", "hard")),
     "reacher": ("DmcReacher", 1, ("easy", "hard")),

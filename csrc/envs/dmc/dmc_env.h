@@ -26,8 +26,15 @@
 // so the model keeps an actuation-disabled copy for those forwards.
 //
 // A task that edits the model per episode (reacher's target, point_mass's
-// gains) gets a model pair of its own per env (own_model()), as dm_control
-// has a model per environment; the edits persist across episodes, as there.
+// gains) gets a model of its own per env (own_model()), as dm_control has a
+// model per environment; the edits persist across episodes, as there.
+//
+// NOTE [Shallow model copies]: such a model is a copy of the mjModel struct
+// whose pointers still point into the pool's arrays, but for the few arrays
+// the task edits, which it owns. A deep copy (mj_copyModel) would cost every
+// env the suite's ~12 MB skybox texture and ~7 ms; the actuation-disabled
+// models are shallow copies too. MuJoCo only reads an mjModel it steps, and
+// these copies are never handed to mj_deleteModel.
 //
 // Divergence: where dm_control raises PhysicsError (MuJoCo counted a warning
 // during the step), the step is truncated with the extra `unstable` set and
@@ -38,6 +45,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <initializer_list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -70,19 +79,19 @@ struct Field {
 // The suite's episode length at the default frame skip (EnvPool keeps it for any frame skip).
 inline constexpr int64_t kEpisodeSteps = 1000;
 
-// An actuation-disabled copy of `model` (Physics.reset/after_reset's `model.disable('actuation')`).
-inline MjModelPtr without_actuation(const mjModel& model) {
-  MjModelPtr copy(mj_copyModel(nullptr, &model));
-  if (!copy) throw std::runtime_error("mj_copyModel failed");
-  copy->opt.disableflags |= mjDSBL_ACTUATION;
+// A shallow copy of `model` with actuation disabled (Physics.reset/after_reset's
+// `model.disable('actuation')`); NOTE [Shallow model copies].
+inline mjModel without_actuation(const mjModel& model) {
+  mjModel copy = model;
+  copy.opt.disableflags |= mjDSBL_ACTUATION;
   return copy;
 }
 
-inline MjModelPtr copy_model(const mjModel& model) {
-  MjModelPtr copy(mj_copyModel(nullptr, &model));
-  if (!copy) throw std::runtime_error("mj_copyModel failed");
-  return copy;
-}
+// An mjModel array a task edits per episode, and its length.
+struct EditedArray {
+  mjtNum* mjModel::* field;
+  size_t count;
+};
 
 // A named object's id; throws when the model has none.
 inline int object_id(const mjModel& model, mjtObj type, const std::string& name) {
@@ -101,12 +110,18 @@ enum Axis { kXX = 0, kXY = 1, kXZ = 2, kYX = 3, kYY = 4, kYZ = 5, kZX = 6, kZY =
 
 class DmcModel : public mujoco::MujocoModel {
  public:
+  // The suite's models start in the air at qpos0; a second of falling puts them on the floor, where
+  // their steps cost what they will mostly cost (contacts), before the step cost is timed.
+  static constexpr int kSettleSteps = 300;
+
   // `frame_skip` (the registry's default is the suite's control_timestep / timestep) and `flatten_obs`
   // come from the config; the domain's constructor then declares its observation fields.
   explicit DmcModel(const Config& config)
-      : MujocoModel(config), flatten(config.number("flatten_obs", 0.0) != 0.0), noact_(without_actuation(mj())) {}
+      : MujocoModel(config, kSettleSteps),
+        flatten(config.number("flatten_obs", 0.0) != 0.0),
+        noact_(without_actuation(mj())) {}
 
-  const mjModel& mj_noact() const { return *noact_; }
+  const mjModel& mj_noact() const { return noact_; }
 
   // Named float fields (or one flat vector), unbounded as dm_control's specs.Array; the action box is
   // mujoco.action_spec's: ctrlrange where ctrllimited, else +-mjMAXVAL.
@@ -143,7 +158,7 @@ class DmcModel : public mujoco::MujocoModel {
   }
 
  private:
-  MjModelPtr noact_;
+  mjModel noact_;  // shallow: shares the arrays of mj()
 };
 
 // The base of every domain's env: the Physics (one mjData, the model pair),
@@ -222,19 +237,23 @@ class DmcEnv {
   virtual void get_task_parameters(double*) const {}
   virtual void set_task_parameters(const double*) {}
 
-  // Gives this env a model pair of its own, for tasks that edit the model per episode.
-  void own_model() {
-    own_ = copy_model(*model_);
-    own_noact_ = without_actuation(*own_);
+  // Gives this env a model of its own whose `edited` arrays are private (NOTE [Shallow model copies]).
+  void own_model(std::initializer_list<EditedArray> edited) {
+    own_ = std::make_unique<mjModel>(*model_);
+    for (const EditedArray& array : edited) {
+      std::vector<mjtNum>& copy =
+          owned_arrays_.emplace_back(own_.get()->*array.field, own_.get()->*array.field + array.count);
+      own_.get()->*array.field = copy.data();
+    }
+    own_noact_ = std::make_unique<mjModel>(without_actuation(*own_));  // shares the private arrays too
     model_ = own_.get();
     noact_ = own_noact_.get();
   }
-  // Applies an edit to this env's model pair (after own_model()).
+  // Applies an edit to this env's model (after own_model(); only its private arrays may change).
   template <class Edit>
   void edit_model(Edit edit) {
     if (!own_) throw std::logic_error("edit_model() before own_model()");
     edit(*own_);
-    edit(*own_noact_);
   }
 
   // Physics.after_reset: a forward with actuation disabled.
@@ -329,9 +348,10 @@ class DmcEnv {
     return sane;
   }
 
-  MjModelPtr own_, own_noact_;
-  std::vector<double> observation_;  // the last published (finite) observation, flat
-  std::vector<double> next_;         // the candidate of the step in progress
+  std::unique_ptr<mjModel> own_, own_noact_;      // shallow copies (never mj_deleteModel'd)
+  std::deque<std::vector<mjtNum>> owned_arrays_;  // their private arrays (a deque: stable addresses)
+  std::vector<double> observation_;               // the last published (finite) observation, flat
+  std::vector<double> next_;                      // the candidate of the step in progress
   ExtraField<bool> unstable_;
 };
 

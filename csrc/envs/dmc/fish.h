@@ -45,7 +45,7 @@ class Fish : public DmcEnv {
  public:
   using Model = FishModel;
   explicit Fish(const Model& model) : DmcEnv(model), task_(model) {
-    if (task_.swim) own_model();
+    if (task_.swim) own_model({{&mjModel::geom_pos, 3 * static_cast<size_t>(model.mj().ngeom)}});
   }
 
  private:

@@ -1,5 +1,7 @@
 // humanoid.h — the Control Suite's humanoid stand / walk / run / run_pure_state
-// (dm_control/suite/humanoid.py).
+// (dm_control/suite/humanoid.py), and humanoid_CMU stand / walk / run
+// (dm_control/suite/humanoid_CMU.py: the CMU mocap body, 56 joints; its
+// torso is the thorax, upright is its zy, no pure-state task).
 //
 // A 21-joint 3D humanoid. Reward: head above 1.4 m x torso upright x the
 // small-control term x (stand: not moving horizontally; walk, run: centre-of-
@@ -17,13 +19,17 @@ class HumanoidModel : public DmcModel {
  public:
   explicit HumanoidModel(const Config& config)
       : DmcModel(config),
-        move_speed(task_speed(config.string("task_name"))),
+        cmu(mj_name2id(&mj(), mjOBJ_BODY, "thorax") >= 0),
+        move_speed(task_speed(config.string("task_name"), cmu)),
         pure_state(config.string("task_name") == "run_pure_state"),
-        torso(object_id(mj(), mjOBJ_BODY, "torso")),
+        torso(object_id(mj(), mjOBJ_BODY, cmu ? "thorax" : "torso")),
         head(object_id(mj(), mjOBJ_BODY, "head")),
-        limbs{object_id(mj(), mjOBJ_BODY, "left_hand"), object_id(mj(), mjOBJ_BODY, "left_foot"),
-              object_id(mj(), mjOBJ_BODY, "right_hand"), object_id(mj(), mjOBJ_BODY, "right_foot")},
-        com_velocity_sensor(sensor_adr(mj(), "torso_subtreelinvel")) {
+        limbs{object_id(mj(), mjOBJ_BODY, cmu ? "lhand" : "left_hand"),
+              object_id(mj(), mjOBJ_BODY, cmu ? "lfoot" : "left_foot"),
+              object_id(mj(), mjOBJ_BODY, cmu ? "rhand" : "right_hand"),
+              object_id(mj(), mjOBJ_BODY, cmu ? "rfoot" : "right_foot")},
+        upright_axis(cmu ? kZY : kZZ),
+        com_velocity_sensor(sensor_adr(mj(), cmu ? "thorax_subtreelinvel" : "torso_subtreelinvel")) {
     if (pure_state)
       declare_fields({{"position", {nq()}}, {"velocity", {nv()}}});
     else
@@ -35,18 +41,21 @@ class HumanoidModel : public DmcModel {
                       {"velocity", {nv()}}});
   }
 
+  const bool cmu;           // humanoid_CMU's model
   const double move_speed;  // _WALK_SPEED, _RUN_SPEED; 0 for stand
   const bool pure_state;
   const int torso, head;
-  const int limbs[4];  // left_hand, left_foot, right_hand, right_foot: Physics.extremities' order
+  const int limbs[4];  // left hand, left foot, right hand, right foot: Physics.extremities' order
+  const Axis upright_axis;
   const int com_velocity_sensor;
 
  private:
-  static double task_speed(const std::string& task) {
+  static double task_speed(const std::string& task, bool cmu) {
     if (task == "stand") return 0.0;
     if (task == "walk") return 1.0;
-    if (task == "run" || task == "run_pure_state") return 10.0;
-    throw std::invalid_argument("humanoid has no task '" + task + "' (stand, walk, run, run_pure_state)");
+    if (task == "run" || (task == "run_pure_state" && !cmu)) return 10.0;
+    throw std::invalid_argument(cmu ? "humanoid_CMU has no task '" + task + "' (stand, walk, run)"
+                                    : "humanoid has no task '" + task + "' (stand, walk, run, run_pure_state)");
   }
 };
 
@@ -89,7 +98,7 @@ class Humanoid : public DmcEnv {
 
   double reward() const override {
     const double standing = tolerance(head_height(), {1.4, kInf}, 1.4 / 4);
-    const double upright = tolerance(xmat(task_.torso, kZZ), {0.9, kInf}, 1.9, Sigmoid::Linear, 0.0);
+    const double upright = tolerance(xmat(task_.torso, task_.upright_axis), {0.9, kInf}, 1.9, Sigmoid::Linear, 0.0);
     const double stand_reward = standing * upright;
     const double small_control = (4 + mean_small_control()) / 5;
     const double* com_velocity = data_->sensordata + task_.com_velocity_sensor;

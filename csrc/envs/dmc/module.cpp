@@ -5,6 +5,7 @@
 #include "envs/dmc/ball_in_cup.h"
 #include "envs/dmc/cartpole.h"
 #include "envs/dmc/cheetah.h"
+#include "envs/dmc/finger.h"
 #include "envs/dmc/fish.h"
 #include "envs/dmc/hopper.h"
 #include "envs/dmc/humanoid.h"
@@ -16,10 +17,10 @@
 
 PYBIND11_MODULE(_dmc, m) {
   using namespace torchpool;
-  export_families(
-      m,
-      {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"), family<dmc::Cartpole>("DmcCartpole"),
-       family<dmc::Cheetah>("DmcCheetah"), family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"),
-       family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Pendulum>("DmcPendulum"),
-       family<dmc::PointMass>("DmcPointMass"), family<dmc::Reacher>("DmcReacher"), family<dmc::Walker>("DmcWalker")});
+  export_families(m, {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"),
+                      family<dmc::Cartpole>("DmcCartpole"), family<dmc::Cheetah>("DmcCheetah"),
+                      family<dmc::Finger>("DmcFinger"), family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"),
+                      family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Humanoid>("DmcHumanoidCMU"),
+                      family<dmc::Pendulum>("DmcPendulum"), family<dmc::PointMass>("DmcPointMass"),
+                      family<dmc::Reacher>("DmcReacher"), family<dmc::Walker>("DmcWalker")});
 }

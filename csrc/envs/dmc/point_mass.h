@@ -37,7 +37,7 @@ class PointMass : public DmcEnv {
  public:
   using Model = PointMassModel;
   explicit PointMass(const Model& model) : DmcEnv(model), task_(model) {
-    if (task_.randomize_gains) own_model();
+    if (task_.randomize_gains) own_model({{&mjModel::wrap_prm, static_cast<size_t>(model.mj().nwrap)}});
   }
 
  private:

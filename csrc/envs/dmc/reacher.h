@@ -34,7 +34,10 @@ class ReacherModel : public DmcModel {
 class Reacher : public DmcEnv {
  public:
   using Model = ReacherModel;
-  explicit Reacher(const Model& model) : DmcEnv(model), task_(model) { own_model(); }
+  explicit Reacher(const Model& model) : DmcEnv(model), task_(model) {
+    own_model({{&mjModel::geom_size, 3 * static_cast<size_t>(model.mj().ngeom)},
+               {&mjModel::geom_pos, 3 * static_cast<size_t>(model.mj().ngeom)}});
+  }
 
  private:
   // Reacher.initialize_episode: the target's size, the arm's joints, then the target at a random

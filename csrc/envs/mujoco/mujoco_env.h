@@ -169,7 +169,9 @@ inline double healthy_reward_of(bool v4, bool healthy, bool terminate_when_unhea
 // derived constants.
 class MujocoModel {
  public:
-  explicit MujocoModel(const Config& config)
+  // settle_steps: mj_steps (zero control) before timing the step cost, so that a model that starts in
+  // the air (the Control Suite's, from qpos0) is timed with the contacts it will mostly have.
+  explicit MujocoModel(const Config& config, int settle_steps = 0)
       : model_(load_model(config.string("xml_file"))),
         frame_skip(static_cast<int>(config.number("frame_skip"))),
         // MujocoEnv.dt: model.opt.timestep * frame_skip.
@@ -178,7 +180,7 @@ class MujocoModel {
         init_qpos(model_->qpos0, model_->qpos0 + model_->nq),
         init_qvel(model_->nv, 0.0) {
     if (frame_skip < 1) throw std::invalid_argument("frame_skip must be at least 1");
-    step_cost_ns_ = measure_step_cost_ns();
+    step_cost_ns_ = measure_step_cost_ns(settle_steps);
   }
 
   const mjModel& mj() const { return *model_; }
@@ -231,10 +233,11 @@ class MujocoModel {
   // What one env step costs on this model (its frame_skip mj_steps, which
   // dominate), timed on a scratch mjData from qpos0: the fastest of a few
   // short trials, so a preemption during one does not inflate it.
-  double measure_step_cost_ns() const {
+  double measure_step_cost_ns(int settle_steps) const {
     MjDataPtr data(mj_makeData(model_.get()));
     if (!data) throw std::runtime_error("mj_makeData failed");
     mj_forward(model_.get(), data.get());
+    for (int i = 0; i < settle_steps; ++i) mj_step(model_.get(), data.get());
     mj_step(model_.get(), data.get());  // warm the caches
     constexpr int kTrials = 5, kEnvStepsPerTrial = 2;
     double fastest = std::numeric_limits<double>::infinity();
