@@ -23,7 +23,11 @@ The other MuJoCo recipes (``--tasks mujoco``): HalfCheetah-v5, Hopper-v5,
 Walker2d-v5 and Ant-v5, each to its target (at most ``--minutes``), next to
 where rl_games' own curves for its envpool YAMLs cross those targets.
 
-    python benchmarks/train_speed.py [--tasks pendulum ant halfcheetah mujoco] [--seeds 1 2 3] [--rl-games-seeds 5]
+The Control Suite recipes (``--tasks dmc``): WalkerWalk-v1 and CheetahRun-v1,
+each seed to its target (at most ``--minutes``), next to the scores rl_games
+reports for its dm_control YAMLs.
+
+    python benchmarks/train_speed.py [--tasks pendulum ant halfcheetah mujoco dmc] [--seeds 1 2 3] [--rl-games-seeds 5]
 """
 
 from __future__ import annotations
@@ -379,54 +383,82 @@ RL_GAMES_FRAMES_TO_TARGET = {"HalfCheetah-v5": "~2.4M", "Hopper-v5": "~0.9M", "W
                              "Ant-v5": "~2M"}
 
 
-def mujoco(seed: int, minutes: float) -> None:
+# The Control Suite recipes' targets next to the scores rl_games reports for its dm_control YAMLs after
+# ~32M steps (4,000 epochs; docs/ENVPOOL.md, "DeepMind Control PPO").
+RL_GAMES_DMC_SCORES = {"WalkerWalk-v1": "917 after ~32M steps", "CheetahRun-v1": "685 after ~32M steps"}
+
+
+def mujoco(seeds: list[int], minutes: float) -> None:
     """The MuJoCo recipes besides Ant-v4, each to its target or for `minutes`: time and frames to the target."""
+    to_targets(RL_GAMES_FRAMES_TO_TARGET, seeds, minutes, "train-speed-mujoco", "train_speed_mujoco.png",
+               "The other MuJoCo recipes to their targets (`benchmarks/train_speed.py --tasks mujoco`)",
+               "rl_games' frames to the target (its curve)",
+               "Targets: about where rl_games' own curves for its envpool YAMLs (v4 tasks, their GPU machine) "
+               "cross them; the last column is where.")
+
+
+def dmc(seeds: list[int], minutes: float) -> None:
+    """The Control Suite recipes (WalkerWalk-v1, CheetahRun-v1) to their targets, next to rl_games' scores."""
+    to_targets(RL_GAMES_DMC_SCORES, seeds, minutes, "train-speed-dmc", "train_speed_dmc.png",
+               "The Control Suite recipes to their targets (`benchmarks/train_speed.py --tasks dmc`)",
+               "rl_games' PPO on its dm_control YAML (EnvPool)",
+               "rl_games' column: the score its docs/ENVPOOL.md reports for the same YAML's settings after "
+               "4,000 epochs (~32M steps; their GPU machine), which the recipes start from.")
+
+
+def to_targets(references: dict[str, str], seeds: list[int], minutes: float, key: str, png: str, title: str,
+               reference_column: str, reference_note: str) -> None:
+    """Each env's recipe, for each seed, to its target or for `minutes`: time and frames to the target."""
     from torchpool import bench
 
-    runs = {}
-    for env_id in RL_GAMES_FRAMES_TO_TARGET:
-        runs[env_id] = run = child_run(env_id, "ours", seed, minutes * 60)
-        print(f"{env_id}: {_minutes(run['seconds_to_target'])} min to {run['target']:,.0f}, {run['frames']:,} "
-              "frames", flush=True)
-    lines = ["| env | target | minutes to the target | frames to the target | frames/s | best mean of 20 | "
-             "10 fresh episodes' mean | rl_games' frames to the target (its curve) |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for env_id, run in runs.items():
-        best = max((mean for _, _, mean in run["curve"]), default=float("nan"))
-        reached = run["seconds_to_target"] is not None
-        fresh = "-" if run["fresh"] is None else f"{run['fresh']:,.0f}"
-        lines.append(f"| {env_id} | {run['target']:,.0f} | {_minutes(run['seconds_to_target'])} | "
-                     f"{run['frames']:,}{'' if reached else ' (not reached)'} | {run['frames_per_s']:,.0f} | "
-                     f"{best:,.0f} | {fresh} | {RL_GAMES_FRAMES_TO_TARGET[env_id]} |")
-    plot_panels(runs, HERE / "train_speed_mujoco.png", f"seed {seed}, 2 CPU cores")
-    bench.record_section(
-        HERE / "RESULTS.md", "train-speed-mujoco",
-        "The other MuJoCo recipes to their targets (`benchmarks/train_speed.py --tasks mujoco`)", settings=[
-        f"- Settings: `python -m torchpool train <env>`'s recipe (`torchpool/train/ppo.py`), seed {seed}, on the "
-        f"CPU, each run alone in its own interpreter; it stops at a mean of the target over the last 20 episodes "
-        f"or after {minutes:g} min. Targets: about where rl_games' own curves for its envpool YAMLs (v4 tasks, "
-        "their GPU machine) cross them; the last column is where.",
-    ], body=[
-        *lines,
-        "",
-        "![MuJoCo recipes: mean return against minutes](train_speed_mujoco.png)",
-    ])
+    runs: dict[str, list[dict]] = {}
+    for env_id in references:
+        for seed in seeds:
+            run = child_run(env_id, "ours", seed, minutes * 60)
+            runs.setdefault(env_id, []).append(dict(run, seed=seed))
+            print(f"{env_id} seed {seed}: {_minutes(run['seconds_to_target'])} min to {run['target']:,.0f}, "
+                  f"{run['frames']:,} frames", flush=True)
+    lines = ["| env | seed | target | minutes to the target | frames to the target | frames/s | best mean of 20 | "
+             f"10 fresh episodes' mean | {reference_column} |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for env_id, env_runs in runs.items():
+        for run in env_runs:
+            best = max((mean for _, _, mean in run["curve"]), default=float("nan"))
+            reached = run["seconds_to_target"] is not None
+            fresh = "-" if run["fresh"] is None else f"{run['fresh']:,.0f}"
+            lines.append(f"| {env_id} | {run['seed']} | {run['target']:,.0f} | {_minutes(run['seconds_to_target'])} | "
+                         f"{run['frames']:,}{'' if reached else ' (not reached)'} | {run['frames_per_s']:,.0f} | "
+                         f"{best:,.0f} | {fresh} | {references[env_id]} |")
+        reached = [run["seconds_to_target"] for run in env_runs if run["seconds_to_target"] is not None]
+        if len(env_runs) > 1:
+            median = _minutes(statistics.median(reached)) if len(reached) == len(env_runs) else "not all reached"
+            lines.append(f"| {env_id} | median | | {median} | | | | | |")
+    plot_panels(runs, HERE / png, f"seeds {', '.join(map(str, seeds))}, 2 CPU cores")
+    bench.record_section(HERE / "RESULTS.md", key, title, settings=[
+        f"- Settings: `python -m torchpool train <env>`'s recipe (`torchpool/train/ppo.py`), seeds "
+        f"{', '.join(map(str, seeds))}, on the CPU, each run alone in its own interpreter; it stops at a mean of "
+        f"the target over the last 20 episodes or after {minutes:g} min. {reference_note}",
+    ], body=[*lines, "", f"![{title}: mean return against minutes]({png})"])
     print("\n".join(lines))
 
 
-def plot_panels(runs: dict[str, dict], path: Path, title: str) -> None:
-    """One panel per env: mean return of the last 20 episodes against minutes, the target dashed."""
+def plot_panels(runs: dict[str, list[dict]], path: Path, title: str) -> None:
+    """One panel per env: each seed's mean return of the last 20 episodes against minutes, the target dashed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.2), squeeze=False)
-    for ax, (env_id, run) in zip(axes[0], runs.items()):
-        ax.plot([s / 60 for _, s, _ in run["curve"]], [m for _, _, m in run["curve"]], color="C0")
-        ax.axhline(run["target"], color="gray", linestyle="--")
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.6 * len(runs), 3.2), squeeze=False)
+    for ax, (env_id, env_runs) in zip(axes[0], runs.items()):
+        for k, run in enumerate(env_runs):
+            ax.plot([s / 60 for _, s, _ in run["curve"]], [m for _, _, m in run["curve"]], color=f"C{k}",
+                    label=f"seed {run['seed']}")
+        ax.axhline(env_runs[0]["target"], color="gray", linestyle="--")
         ax.set_title(env_id, fontsize=10)
         ax.set_xlabel("minutes")
+        if len(env_runs) > 1:
+            ax.legend(fontsize=7)
     axes[0][0].set_ylabel("mean return, last 20 episodes")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -436,10 +468,10 @@ def plot_panels(runs: dict[str, dict], path: Path, title: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", nargs="+", choices=("pendulum", "ant", "halfcheetah", "mujoco"),
-                        default=["pendulum", "ant", "halfcheetah", "mujoco"])
+    parser.add_argument("--tasks", nargs="+", choices=("pendulum", "ant", "halfcheetah", "mujoco", "dmc"),
+                        default=["pendulum", "ant", "halfcheetah", "mujoco", "dmc"])
     parser.add_argument("--minutes", type=float, default=10.0,
-                        help="HalfCheetah: minutes per recipe; mujoco: the longest a run may take")
+                        help="HalfCheetah: minutes per recipe; mujoco, dmc: the longest a run may take")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--rl-games-seeds", type=int, nargs="+", default=None,
                         help="seeds of rl_games' Ant runs (default: --seeds)")
@@ -460,7 +492,9 @@ def main() -> None:
     if "halfcheetah" in args.tasks:
         halfcheetah(args.seeds[0], args.minutes)
     if "mujoco" in args.tasks:
-        mujoco(args.seeds[0], args.minutes)
+        mujoco(args.seeds[:1], args.minutes)
+    if "dmc" in args.tasks:
+        dmc(args.seeds, args.minutes)
 
 
 if __name__ == "__main__":

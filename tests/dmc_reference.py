@@ -36,6 +36,14 @@ def task_parameters(physics, domain, task):
         return list(model.geom_pos["target"])
     if domain == "finger" and task != "spin":
         return [model.site_pos["target", "x"], model.site_pos["target", "z"], model.site_size["target", 0]]
+    if domain == "swimmer":
+        return [model.geom_pos["target", "x"], model.geom_pos["target", "y"]]
+    if domain == "manipulator":
+        bodies = ["target_peg" if "peg" in task else "target_ball"]
+        if task.startswith("insert"):
+            bodies.append("slot" if "peg" in task else "cup")
+        return [value for body in bodies for value in (model.body_pos[body, "x"], model.body_pos[body, "z"],
+                                                         model.body_quat[body, "qw"], model.body_quat[body, "qy"])]
     return []
 
 
@@ -49,6 +57,17 @@ def set_task_parameters(physics, domain, task, values):
         model.geom_pos["target"] = values
     elif domain == "finger" and task != "spin":
         model.site_pos["target", "x"], model.site_pos["target", "z"], model.site_size["target", 0] = values
+    elif domain == "manipulator":
+        bodies = ["target_peg" if "peg" in task else "target_ball"]
+        if task.startswith("insert"):
+            bodies.append("slot" if "peg" in task else "cup")
+        for k, body in enumerate(bodies):
+            x, z, qw, qy = values[4 * k:4 * k + 4]
+            model.body_pos[body, "x"], model.body_pos[body, "z"] = x, z
+            model.body_quat[body, "qw"], model.body_quat[body, "qy"] = qw, qy
+    elif domain == "swimmer":
+        model.geom_pos["target", "x"], model.geom_pos["target", "y"] = values
+        model.light_pos["target_light", "x"], model.light_pos["target_light", "y"] = values
 
 
 def set_state(physics, domain, task, state):

@@ -25,9 +25,10 @@ _MODULES = {
     "Ant": "_mujoco", "HalfCheetah": "_mujoco", "Hopper": "_mujoco", "Walker2d": "_mujoco", "Humanoid": "_mujoco",
     "HumanoidStandup": "_mujoco", "Swimmer": "_mujoco", "Reacher": "_mujoco", "Pusher": "_mujoco",
     "InvertedPendulum": "_mujoco", "InvertedDoublePendulum": "_mujoco",
-    "DmcAcrobot": "_dmc", "DmcBallInCup": "_dmc", "DmcCartpole": "_dmc", "DmcCheetah": "_dmc", "DmcFish": "_dmc",
-    "DmcFinger": "_dmc", "DmcHopper": "_dmc", "DmcHumanoid": "_dmc", "DmcHumanoidCMU": "_dmc",
-    "DmcPendulum": "_dmc", "DmcPointMass": "_dmc", "DmcReacher": "_dmc", "DmcWalker": "_dmc",
+    # The Control Suite: one family per domain (csrc/envs/dmc/<domain>.h), all in one module.
+    **{f"Dmc{domain}": "_dmc" for domain in ("Acrobot", "BallInCup", "Cartpole", "Cheetah", "Finger", "Fish", "Hopper",
+                                              "Humanoid", "HumanoidCMU", "Manipulator", "Pendulum", "PointMass",
+                                              "Reacher", "Swimmer", "Walker")},
     "Atari": "_atari",
     "Probe": "_testing",
 }

@@ -489,16 +489,19 @@ def dmc_env_id(domain: str, task: str) -> str:
 DMC_DOMAINS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "acrobot": ("DmcAcrobot", 1, ("swingup", "swingup_sparse")),
     "ball_in_cup": ("DmcBallInCup", 10, ("catch",)),
-    "cartpole": ("DmcCartpole", 1, ("balance", "balance_sparse", "swingup", "swingup_sparse")),
+    "cartpole": ("DmcCartpole", 1, ("balance", "balance_sparse", "swingup", "swingup_sparse", "two_poles",
+                                    "three_poles")),
     "cheetah": ("DmcCheetah", 1, ("run",)),
     "finger": ("DmcFinger", 2, ("spin", "turn_easy", "turn_hard")),
     "fish": ("DmcFish", 10, ("upright", "swim")),
     "hopper": ("DmcHopper", 4, ("stand", "hop")),
     "humanoid": ("DmcHumanoid", 5, ("stand", "walk", "run", "run_pure_state")),
     "humanoid_CMU": ("DmcHumanoidCMU", 10, ("stand", "walk", "run")),
+    "manipulator": ("DmcManipulator", 10, ("bring_ball", "bring_peg", "insert_ball", "insert_peg")),
     "pendulum": ("DmcPendulum", 1, ("swingup",)),
     "point_mass": ("DmcPointMass", 1, ("easy", "hard")),
     "reacher": ("DmcReacher", 1, ("easy", "hard")),
+    "swimmer": ("DmcSwimmer", 15, ("swimmer6", "swimmer15")),
     "walker": ("DmcWalker", 10, ("stand", "walk", "run")),
 }
 

@@ -26,6 +26,7 @@ from torch import nn
 from torch.distributions import Categorical, Normal
 
 import torchpool
+from torchpool.train._envs import one_vector
 from torchpool.train._outputs import file_stem, play_fresh_games, save_run
 
 
@@ -187,6 +188,16 @@ RECIPES: dict[str, dict] = {
 
 # Ant-v5: Ant-v4's recipe as it is (untuned for v5's contact forces), to 4,000 (rl_games' Ant curve: ~2M frames).
 RECIPES["Ant-v5"] = dict(RECIPES["Ant-v4"], target_return=4000.0)
+
+# The Control Suite: _MUJOCO's method on rl_games' dm_control YAMLs (configs/dm_control/<task>.yaml: 64 envs x
+# 128 steps, minibatches of 2048, 5 epochs, critic weight 4, the 256-128-64 ELU MLP, bounds loss 1e-3) on the
+# flattened observation; rl_games' log(1 + r) reward shaping is left out. Targets: below the scores rl_games
+# reports after ~32M steps (docs/ENVPOOL.md: WalkerWalk 917, CheetahRun 685).
+_DMC = dict(_MUJOCO, total_frames=20_000_000, num_envs=64, num_steps=128, learning_rate=3e-4, num_minibatches=4,
+            update_epochs=5, vf_coef=4.0, hidden=(256, 128, 64), bounds_loss_coef=1e-3,
+            make_kwargs=dict(flatten_obs=True))
+RECIPES["WalkerWalk-v1"] = dict(_DMC, target_return=900.0)
+RECIPES["CheetahRun-v1"] = dict(_DMC, target_return=650.0)
 
 # Named alternatives to a recipe (python -m torchpool train Pong-v5 --recipe cleanrl).
 VARIANTS: dict[str, dict[str, dict]] = {
@@ -531,6 +542,7 @@ def update(agent: Policy, optimizer: torch.optim.Optimizer, flat: dict[str, torc
 
 
 def train(args: Args) -> dict:
+    args = dataclasses.replace(args, make_kwargs=one_vector(args.env_id, args.make_kwargs))
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
     with torchpool.make(args.env_id, num_envs=1, **args.make_kwargs) as probe:

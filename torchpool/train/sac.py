@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import torchpool
+from torchpool.train._envs import one_vector
 from torchpool.train._outputs import play_fresh_games, save_run
 
 
@@ -248,6 +249,7 @@ class Actor(nn.Module):
 
 
 def train(args: Args) -> dict:
+    args = dataclasses.replace(args, make_kwargs=one_vector(args.env_id, args.make_kwargs))
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
     observation_spec, action_spec = check_env(args.env_id, args.make_kwargs)

@@ -1,5 +1,6 @@
 // cartpole.h — the Control Suite's cartpole balance / balance_sparse /
-// swingup / swingup_sparse (dm_control/suite/cartpole.py), one pole.
+// swingup / swingup_sparse (one pole) and two_poles / three_poles (a chain of
+// poles, swung up; dm_control/suite/cartpole.py).
 //
 // Swing-up starts the pole hanging, balance near upright. Smooth reward:
 // uprightness x small control x small angular velocity x centred cart;
@@ -14,7 +15,7 @@ namespace torchpool::dmc {
 class CartpoleModel : public DmcModel {
  public:
   explicit CartpoleModel(const Config& config)
-      : DmcModel(config),
+      : DmcModel(config, add_poles(poles_of(config.string("task_name")))),
         swing_up(starts_hanging(config.string("task_name"))),
         sparse(config.string("task_name").ends_with("_sparse")),
         slider_qpos(mj().jnt_qposadr[object_id(mj(), mjOBJ_JOINT, "slider")]),
@@ -28,9 +29,39 @@ class CartpoleModel : public DmcModel {
  private:
   static bool starts_hanging(const std::string& task) {
     if (task == "balance" || task == "balance_sparse") return false;
-    if (task == "swingup" || task == "swingup_sparse") return true;
+    if (task == "swingup" || task == "swingup_sparse" || task == "two_poles" || task == "three_poles") return true;
     throw std::invalid_argument("cartpole has no task '" + task +
-                                "' (balance, balance_sparse, swingup, swingup_sparse)");
+                                "' (balance, balance_sparse, swingup, swingup_sparse, two_poles, three_poles)");
+  }
+
+  static int poles_of(const std::string& task) { return task == "two_poles" ? 2 : task == "three_poles" ? 3 : 1; }
+
+  // cartpole._make_model(n_poles): a chain of bodies pole_2 ... pole_n (pos 0 0 1, childclass pole; a
+  // hinge_i and a geom pole_i each) under pole_1, the floor lowered to 1 - n - 0.05, the two cameras
+  // moved back. One pole: the file as it is.
+  static SpecEdit add_poles(int poles) {
+    if (poles == 1) return {};
+    return [poles](mjSpec& spec) {
+      mjsDefault* pole = spec_default(spec, "pole");
+      mjsBody* parent = mjs_findBody(&spec, "pole_1");
+      if (parent == nullptr) throw std::invalid_argument("cartpole.xml has no body pole_1");
+      for (int index = 2; index <= poles; ++index) {
+        const std::string name = "pole_" + std::to_string(index);
+        mjsBody* child = mjs_addBody(parent, pole);
+        mjs_setName(child->element, name.c_str());
+        mjs_setString(child->childclass, "pole");
+        child->pos[0] = 0, child->pos[1] = 0, child->pos[2] = 1;
+        mjs_setName(mjs_addJoint(child, pole)->element, ("hinge_" + std::to_string(index)).c_str());
+        mjs_setName(mjs_addGeom(child, pole)->element, name.c_str());
+        parent = child;
+      }
+      mjsGeom* floor = mjs_asGeom(mjs_findElement(&spec, mjOBJ_GEOM, "floor"));
+      floor->pos[2] = 1 - poles - 0.05;
+      mjsCamera* fixed = mjs_asCamera(mjs_findElement(&spec, mjOBJ_CAMERA, "fixed"));
+      fixed->pos[1] = -1 - 2 * poles, fixed->pos[2] = 1;
+      mjsCamera* lookatcart = mjs_asCamera(mjs_findElement(&spec, mjOBJ_CAMERA, "lookatcart"));
+      lookatcart->pos[1] = -2 * poles, lookatcart->pos[2] = 2;
+    };
   }
 };
 

@@ -46,6 +46,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <stdexcept>
@@ -87,6 +88,30 @@ inline mjModel without_actuation(const mjModel& model) {
   return copy;
 }
 
+// dm_control's Python-side edits of a domain's XML (cartpole's extra poles, swimmer's links), made on the
+// file's mjSpec before it compiles: mj_parseXML resolves the ./common/ includes from the file's folder,
+// as mj_loadXML does, and a spec without edits compiles to what mj_loadXML gives.
+using SpecEdit = std::function<void(mjSpec&)>;
+
+inline MjModelPtr build_model(const std::string& path, const SpecEdit& edit) {
+  char error[1024] = "";
+  std::unique_ptr<mjSpec, void (*)(mjSpec*)> spec(mj_parseXML(path.c_str(), nullptr, error, sizeof error),
+                                                  mj_deleteSpec);
+  if (!spec) throw std::invalid_argument("cannot load the MuJoCo model '" + path + "': " + error);
+  edit(*spec);
+  mjModel* model = mj_compile(spec.get(), nullptr);
+  if (model == nullptr)
+    throw std::runtime_error("cannot compile the edited model of '" + path + "': " + mjs_getError(spec.get()));
+  return MjModelPtr(model);
+}
+
+// A default class of a spec by name; throws when the XML defines none.
+inline mjsDefault* spec_default(mjSpec& spec, const char* name) {
+  mjsDefault* found = mjs_findDefault(&spec, name);
+  if (found == nullptr) throw std::invalid_argument(std::string("the model has no default class '") + name + "'");
+  return found;
+}
+
 // An mjModel array a task edits per episode, and its length.
 struct EditedArray {
   mjtNum* mjModel::* field;
@@ -116,8 +141,8 @@ class DmcModel : public mujoco::MujocoModel {
 
   // `frame_skip` (the registry's default is the suite's control_timestep / timestep) and `flatten_obs`
   // come from the config; the domain's constructor then declares its observation fields.
-  explicit DmcModel(const Config& config)
-      : MujocoModel(config, kSettleSteps),
+  explicit DmcModel(const Config& config, const SpecEdit& edit = {})
+      : MujocoModel(config, kSettleSteps, edit ? build_model(config.string("xml_file"), edit) : nullptr),
         flatten(config.number("flatten_obs", 0.0) != 0.0),
         noact_(without_actuation(mj())) {}
 

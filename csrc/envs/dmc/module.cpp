@@ -9,18 +9,44 @@
 #include "envs/dmc/fish.h"
 #include "envs/dmc/hopper.h"
 #include "envs/dmc/humanoid.h"
+#include "envs/dmc/manipulator.h"
 #include "envs/dmc/pendulum.h"
 #include "envs/dmc/point_mass.h"
 #include "envs/dmc/reacher.h"
+#include "envs/dmc/swimmer.h"
 #include "envs/dmc/walker.h"
 #include "family_module.h"
 
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+// rewards.h's tolerance by dm_control's sigmoid names, for tests/test_dmc.py to compare with
+// dm_control.utils.rewards.tolerance.
+double tolerance_by_name(double x, double lower, double upper, double margin, const std::string& sigmoid,
+                         double value_at_margin) {
+  using torchpool::dmc::Sigmoid;
+  static const std::map<std::string, Sigmoid> kinds = {
+      {"gaussian", Sigmoid::Gaussian},     {"hyperbolic", Sigmoid::Hyperbolic},   {"long_tail", Sigmoid::LongTail},
+      {"reciprocal", Sigmoid::Reciprocal}, {"cosine", Sigmoid::Cosine},           {"linear", Sigmoid::Linear},
+      {"quadratic", Sigmoid::Quadratic},   {"tanh_squared", Sigmoid::TanhSquared}};
+  const auto kind = kinds.find(sigmoid);
+  if (kind == kinds.end()) throw std::invalid_argument("Unknown sigmoid type '" + sigmoid + "'");
+  return torchpool::dmc::tolerance(x, {lower, upper}, margin, kind->second, value_at_margin);
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_dmc, m) {
   using namespace torchpool;
-  export_families(m, {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"),
-                      family<dmc::Cartpole>("DmcCartpole"), family<dmc::Cheetah>("DmcCheetah"),
-                      family<dmc::Finger>("DmcFinger"), family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"),
-                      family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Humanoid>("DmcHumanoidCMU"),
-                      family<dmc::Pendulum>("DmcPendulum"), family<dmc::PointMass>("DmcPointMass"),
-                      family<dmc::Reacher>("DmcReacher"), family<dmc::Walker>("DmcWalker")});
+  m.def("tolerance", &tolerance_by_name, "dm_control's rewards.tolerance of one value (tests only)");
+  export_families(
+      m, {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"),
+          family<dmc::Cartpole>("DmcCartpole"), family<dmc::Cheetah>("DmcCheetah"), family<dmc::Finger>("DmcFinger"),
+          family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"),
+          family<dmc::Humanoid>("DmcHumanoidCMU"), family<dmc::Manipulator>("DmcManipulator"),
+          family<dmc::Pendulum>("DmcPendulum"), family<dmc::PointMass>("DmcPointMass"),
+          family<dmc::Reacher>("DmcReacher"), family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")});
 }

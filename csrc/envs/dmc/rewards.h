@@ -23,12 +23,17 @@ struct Bounds {
 inline constexpr double kInf = INFINITY;
 inline constexpr double kDefaultValueAtMargin = 0.1;
 
-// rewards._sigmoids: x >= 0 is the distance in margins; value_at_1 the value one margin away.
-inline double sigmoid(double x, double value_at_1, Sigmoid kind) {
+// rewards._sigmoids' check of value_at_1.
+inline void check_value_at_1(double value_at_1, Sigmoid kind) {
   const bool may_be_zero = kind == Sigmoid::Cosine || kind == Sigmoid::Linear || kind == Sigmoid::Quadratic;
   if (may_be_zero ? !(0.0 <= value_at_1 && value_at_1 < 1.0) : !(0.0 < value_at_1 && value_at_1 < 1.0))
     throw std::invalid_argument("value_at_margin must be in " + std::string(may_be_zero ? "[0, 1)" : "(0, 1)") +
                                 ", got " + std::to_string(value_at_1));
+}
+
+// rewards._sigmoids: x >= 0 is the distance in margins; value_at_1 the value one margin away.
+inline double sigmoid(double x, double value_at_1, Sigmoid kind) {
+  check_value_at_1(value_at_1, kind);
   switch (kind) {
     case Sigmoid::Gaussian: {
       const double scale = std::sqrt(-2.0 * std::log(value_at_1)), scaled = x * scale;
@@ -67,6 +72,8 @@ inline double tolerance(double x, Bounds bounds = {}, double margin = 0.0, Sigmo
                         double value_at_margin = kDefaultValueAtMargin) {
   if (bounds.lower > bounds.upper) throw std::invalid_argument("tolerance: lower bound must be <= upper bound");
   if (margin < 0.0) throw std::invalid_argument("tolerance: margin must be non-negative");
+  // With a margin, NumPy evaluates the sigmoid (and its check) for in-bounds values too.
+  if (margin != 0.0) check_value_at_1(value_at_margin, kind);
   if (bounds.lower <= x && x <= bounds.upper) return 1.0;
   if (margin == 0.0) return 0.0;
   const double distance = (x < bounds.lower ? bounds.lower - x : x - bounds.upper) / margin;

@@ -170,9 +170,10 @@ inline double healthy_reward_of(bool v4, bool healthy, bool terminate_when_unhea
 class MujocoModel {
  public:
   // settle_steps: mj_steps (zero control) before timing the step cost, so that a model that starts in
-  // the air (the Control Suite's, from qpos0) is timed with the contacts it will mostly have.
-  explicit MujocoModel(const Config& config, int settle_steps = 0)
-      : model_(load_model(config.string("xml_file"))),
+  // the air (the Control Suite's, from qpos0) is timed with the contacts it will mostly have. built: the
+  // model, where the family builds it itself (else xml_file is loaded).
+  explicit MujocoModel(const Config& config, int settle_steps = 0, MjModelPtr built = nullptr)
+      : model_(built ? std::move(built) : load_model(config.string("xml_file"))),
         frame_skip(static_cast<int>(config.number("frame_skip"))),
         // MujocoEnv.dt: model.opt.timestep * frame_skip.
         dt(model_->opt.timestep * frame_skip),

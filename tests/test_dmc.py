@@ -1,0 +1,116 @@
+"""The Control Suite family's own contract, without the reference environment: rewards.tolerance against
+dm_control's (its utils import only NumPy), the registry's ids and kwargs, bad input, time limits."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import torchpool
+from torchpool import _family_modules, registry
+
+pytestmark = pytest.mark.skipif(not _family_modules.built("DmcWalker"),
+                                reason="torchpool was built without the Control Suite family")
+
+SIGMOIDS = ["gaussian", "hyperbolic", "long_tail", "reciprocal", "cosine", "linear", "quadratic", "tanh_squared"]
+
+
+def test_tolerance_equals_dm_controls_for_every_sigmoid():
+    rewards = pytest.importorskip("dm_control.utils.rewards")
+    ours = _family_modules.module("DmcWalker").tolerance
+    xs = np.concatenate([np.linspace(-4, 4, 81), [-math.inf, math.inf, 1e-300, -0.0, 0.995, 1.2]])
+    bounds = [(0.0, 0.0), (-0.25, 0.25), (1.2, math.inf), (-math.inf, 0.3), (0.995, 1.0)]
+    checked = 0
+    for sigmoid, (lower, upper), margin, value in itertools.product(
+            SIGMOIDS, bounds, [0.0, 0.6, 2.0, 10.0], [0.0, 0.1, 0.5, 0.9]):
+        if value == 0.0 and sigmoid not in ("cosine", "linear", "quadratic"):
+            with pytest.raises(ValueError, match="value_at_margin"):
+                ours(2.0, lower, upper, 1.0, sigmoid, value)
+            continue
+        for x in xs:
+            want = rewards.tolerance(float(x), (lower, upper), margin, sigmoid, value)
+            got = ours(float(x), lower, upper, margin, sigmoid, value)
+            # libm's exp/cosh/tanh against NumPy's own: an ulp apart at most, which 1 - tanh(x)^2 near x's
+            # saturation turns into 1e-15 absolute.
+            assert got == pytest.approx(want, rel=1e-13, abs=1e-15), (sigmoid, lower, upper, margin, value, x)
+            checked += 1
+    assert checked > 10_000
+
+
+def test_tolerance_refuses_what_dm_control_refuses():
+    ours = _family_modules.module("DmcWalker").tolerance
+    with pytest.raises(ValueError, match="lower bound"):
+        ours(0.0, 1.0, 0.0, 0.0, "gaussian", 0.1)
+    with pytest.raises(ValueError, match="margin"):
+        ours(0.0, 0.0, 0.0, -1.0, "gaussian", 0.1)
+    with pytest.raises(ValueError, match="sigmoid"):
+        ours(2.0, 0.0, 0.0, 1.0, "sigmoidal", 0.1)
+
+
+def test_the_ids_are_envpools():
+    assert registry.dmc_env_id("humanoid_CMU", "run") == "HumanoidCMURun-v1"
+    assert registry.dmc_env_id("ball_in_cup", "catch") == "BallInCupCatch-v1"
+    assert registry.dmc_env_id("humanoid", "run_pure_state") == "HumanoidRunPureState-v1"
+    assert set(registry.DMC_IDS) <= set(torchpool.list_envs())
+    assert len(registry.DMC_IDS) == 38
+
+
+@pytest.mark.parametrize("env_id", ["CheetahRun-v1", "WalkerWalk-v1", "FingerTurnHard-v1"])
+def test_flatten_obs_is_the_fields_concatenated_in_order(env_id):
+    named = torchpool.make(env_id, num_envs=3, seed=4, obs_dtype=torch.float64)
+    flat = torchpool.make(env_id, num_envs=3, seed=4, obs_dtype=torch.float64, flatten_obs=True)
+    try:
+        fields, vector = named.reset()["observation"], flat.reset()["observation"]
+        want = torch.cat([value.reshape(3, -1) for value in fields.values()], dim=1)
+        assert torch.equal(vector, want)
+        action = torch.zeros(3, *named.action_spec.shape)
+        for _ in range(5):
+            fields, vector = named.step(action)["observation"], flat.step(action)["observation"]
+        assert torch.equal(vector, torch.cat([value.reshape(3, -1) for value in fields.values()], dim=1))
+    finally:
+        named.close()
+        flat.close()
+
+
+def test_episodes_last_1000_steps_and_frame_skip_changes_only_the_physics():
+    pool = torchpool.make("CartpoleSwingup-v1", num_envs=2, seed=0, autoreset="next_step")
+    try:
+        pool.reset()
+        lengths = []
+        for _ in range(1001):
+            td = pool.step(torch.zeros(2, 1))
+            lengths += td["episode_length"][td["done"]].tolist()
+        assert lengths == [1000, 1000] and td["truncated"].sum() == 0  # the step after: the reset row
+    finally:
+        pool.close()
+    slow = torchpool.make("CartpoleSwingup-v1", num_envs=1, seed=0, frame_skip=3, obs_dtype=torch.float64)
+    fast = torchpool.make("CartpoleSwingup-v1", num_envs=1, seed=0, obs_dtype=torch.float64)
+    try:
+        assert torch.equal(slow.reset()["observation", "position"], fast.reset()["observation", "position"])
+        slow.step(torch.ones(1, 1))
+        for _ in range(3):
+            fast.step(torch.ones(1, 1))
+        # One step of frame_skip=3 is three steps of frame_skip=1 (the same physics calls in the same order).
+        assert list(slow._core.get_state(0)) == list(fast._core.get_state(0))
+    finally:
+        slow.close()
+        fast.close()
+
+
+def test_bad_kwargs_ids_and_actions_are_refused_by_name():
+    with pytest.raises(ValueError, match="frame_skip"):
+        torchpool.make("WalkerWalk-v1", frame_skip=0)
+    with pytest.raises(TypeError, match="Did you mean 'flatten_obs'"):
+        torchpool.make("WalkerWalk-v1", flaten_obs=True)
+    with pytest.raises(ValueError, match="WalkerWalk-v1"):
+        torchpool.make("WalkerWalks-v1")
+    with torchpool.make("WalkerWalk-v1", num_envs=2) as pool:
+        pool.reset()
+        with pytest.raises(ValueError, match="finite|NaN"):
+            pool.step(torch.full((2, 6), float("nan")))
+        with pytest.raises(ValueError, match="shape"):
+            pool.step(torch.zeros(2, 5))
