@@ -130,6 +130,14 @@ inline int sensor_adr(const mjModel& model, const std::string& name) {
   return model.sensor_adr[object_id(model, mjOBJ_SENSOR, name)];
 }
 
+// (a - b) as a row vector times a 3x3 frame (row-major): NumPy's `(a - b).dot(frame)`, how the suite puts
+// a vector between two points into a body's or geom's frame (humanoid's extremities, fish's and
+// swimmer's targets).
+inline void in_frame(const double* a, const double* b, const double* frame, double* out) {
+  const double v[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+  for (int j = 0; j < 3; ++j) out[j] = v[0] * frame[j] + v[1] * frame[3 + j] + v[2] * frame[6 + j];
+}
+
 // xmat components by dm_control's names (row-major 3x3).
 enum Axis { kXX = 0, kXY = 1, kXZ = 2, kYX = 3, kYY = 4, kYZ = 5, kZX = 6, kZY = 7, kZZ = 8 };
 
@@ -339,7 +347,7 @@ class DmcEnv {
   const mjModel* noact_;  // the same with actuation disabled
   MjDataPtr data_;
 
- private:
+  // Four draws, normalised into quat (a random orientation: the suite's randn(4) / norm, or rand(4) / norm).
   template <class Draw>
   static void normalised_into(double* quat, Draw draw) {
     double q[4];
@@ -348,6 +356,7 @@ class DmcEnv {
     for (int k = 0; k < 4; ++k) quat[k] = q[k] / norm;
   }
 
+ private:
   static const double* copy_in(const double* from, double* to, int count) {
     std::copy_n(from, count, to);
     return from + count;

@@ -50,10 +50,7 @@ class Fish : public DmcEnv {
 
  private:
   void initialize_episode(Rng& rng) override {
-    double quat[4];
-    for (double& q : quat) q = standard_normal(rng);
-    const double norm = std::sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3]);
-    for (int k = 0; k < 4; ++k) data_->qpos[task_.root_qpos + 3 + k] = quat[k] / norm;
+    normalised_into(data_->qpos + task_.root_qpos + 3, [&] { return standard_normal(rng); });
     for (int adr : task_.joint_qpos) data_->qpos[adr] = rng.uniform(-0.2, 0.2);
     if (!task_.swim) return;
     const double x = rng.uniform(-0.4, 0.4), y = rng.uniform(-0.4, 0.4), z = rng.uniform(0.1, 0.3);
@@ -86,11 +83,8 @@ class Fish : public DmcEnv {
 
   // Physics.mouth_to_target: (target - mouth) as a row vector times the mouth's frame (geom_xmat).
   void mouth_to_target(double* out) const {
-    const double* target = data_->geom_xpos + 3 * task_.target;
-    const double* mouth = data_->geom_xpos + 3 * task_.mouth;
-    const double* frame = data_->geom_xmat + 9 * task_.mouth;
-    const double v[3] = {target[0] - mouth[0], target[1] - mouth[1], target[2] - mouth[2]};
-    for (int j = 0; j < 3; ++j) out[j] = v[0] * frame[j] + v[1] * frame[3 + j] + v[2] * frame[6 + j];
+    in_frame(data_->geom_xpos + 3 * task_.target, data_->geom_xpos + 3 * task_.mouth,
+             data_->geom_xmat + 9 * task_.mouth, out);
   }
 
   // Swim's target position: geom_pos[target].

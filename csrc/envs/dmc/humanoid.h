@@ -81,13 +81,10 @@ class Humanoid : public DmcEnv {
     }
     obs = std::copy_n(data_->qpos + 7, model_->nq - 7, obs);
     *obs++ = head_height();
-    // Physics.extremities: (limb - torso) as a row vector times the torso's frame.
-    const double* frame = data_->xmat + 9 * task_.torso;
-    const double* torso = data_->xpos + 3 * task_.torso;
+    // Physics.extremities: each limb relative to the torso, in the torso's frame.
     for (int limb : task_.limbs) {
-      const double* at = data_->xpos + 3 * limb;
-      const double v[3] = {at[0] - torso[0], at[1] - torso[1], at[2] - torso[2]};
-      for (int j = 0; j < 3; ++j) *obs++ = v[0] * frame[j] + v[1] * frame[3 + j] + v[2] * frame[6 + j];
+      in_frame(data_->xpos + 3 * limb, data_->xpos + 3 * task_.torso, data_->xmat + 9 * task_.torso, obs);
+      obs += 3;
     }
     *obs++ = xmat(task_.torso, kZX);
     *obs++ = xmat(task_.torso, kZY);

@@ -118,11 +118,7 @@ class Swimmer : public DmcEnv {
 
   // Physics.nose_to_target: (target - nose) as a row vector times the head's frame (x and y are used).
   void nose_to_target(double* out) const {
-    const double* target = data_->geom_xpos + 3 * task_.target;
-    const double* nose = data_->geom_xpos + 3 * task_.nose;
-    const double* frame = data_->xmat + 9 * task_.head;
-    const double v[3] = {target[0] - nose[0], target[1] - nose[1], target[2] - nose[2]};
-    for (int j = 0; j < 3; ++j) out[j] = v[0] * frame[j] + v[1] * frame[3 + j] + v[2] * frame[6 + j];
+    in_frame(data_->geom_xpos + 3 * task_.target, data_->geom_xpos + 3 * task_.nose, data_->xmat + 9 * task_.head, out);
   }
 
   // The target's x and y: geom_pos[target] (its light follows it).
