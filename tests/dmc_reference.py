@@ -38,6 +38,8 @@ def task_parameters(physics, domain, task):
         return [model.site_pos["target", "x"], model.site_pos["target", "z"], model.site_size["target", 0]]
     if domain == "swimmer":
         return [model.geom_pos["target", "x"], model.geom_pos["target", "y"]]
+    if domain == "stacker":
+        return [model.body_pos["target", "x"], model.body_pos["target", "z"]]
     if domain == "manipulator":
         bodies = ["target_peg" if "peg" in task else "target_ball"]
         if task.startswith("insert"):
@@ -68,6 +70,8 @@ def set_task_parameters(physics, domain, task, values):
     elif domain == "swimmer":
         model.geom_pos["target", "x"], model.geom_pos["target", "y"] = values
         model.light_pos["target_light", "x"], model.light_pos["target_light", "y"] = values
+    elif domain == "stacker":
+        model.body_pos["target", "x"], model.body_pos["target", "z"] = values
 
 
 def set_state(physics, domain, task, state):

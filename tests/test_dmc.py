@@ -56,7 +56,7 @@ def test_the_ids_are_envpools():
     assert registry.dmc_env_id("ball_in_cup", "catch") == "BallInCupCatch-v1"
     assert registry.dmc_env_id("humanoid", "run_pure_state") == "HumanoidRunPureState-v1"
     assert set(registry.DMC_IDS) <= set(torchpool.list_envs())
-    assert len(registry.DMC_IDS) == 38
+    assert len(registry.DMC_IDS) == 40
 
 
 @pytest.mark.parametrize("env_id", ["CheetahRun-v1", "WalkerWalk-v1", "FingerTurnHard-v1"])
@@ -114,3 +114,21 @@ def test_bad_kwargs_ids_and_actions_are_refused_by_name():
             pool.step(torch.full((2, 6), float("nan")))
         with pytest.raises(ValueError, match="shape"):
             pool.step(torch.zeros(2, 5))
+
+
+def test_gymnasium_make_vec_gives_a_dict_space_in_dm_controls_order():
+    import gymnasium
+
+    import torchpool.gym
+
+    envs = gymnasium.make_vec(torchpool.gym.register_env("WalkerWalk-v1"), num_envs=3)
+    try:
+        space = envs.single_observation_space
+        assert isinstance(space, gymnasium.spaces.Dict)
+        assert list(space.spaces) == ["orientations", "height", "velocity"]
+        assert space["height"].shape == () and space["orientations"].shape == (14,)
+        obs, _ = envs.reset(seed=0)
+        obs, *_ = envs.step(envs.action_space.sample())
+        assert envs.observation_space.contains(obs)
+    finally:
+        envs.close()

@@ -28,7 +28,7 @@ _MODULES = {
     # The Control Suite: one family per domain (csrc/envs/dmc/<domain>.h), all in one module.
     **{f"Dmc{domain}": "_dmc" for domain in ("Acrobot", "BallInCup", "Cartpole", "Cheetah", "Finger", "Fish", "Hopper",
                                               "Humanoid", "HumanoidCMU", "Manipulator", "Pendulum", "PointMass",
-                                              "Reacher", "Swimmer", "Walker")},
+                                              "Reacher", "Stacker", "Swimmer", "Walker")},
     "Atari": "_atari",
     "Probe": "_testing",
 }

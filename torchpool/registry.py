@@ -501,6 +501,7 @@ DMC_DOMAINS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "pendulum": ("DmcPendulum", 1, ("swingup",)),
     "point_mass": ("DmcPointMass", 1, ("easy", "hard")),
     "reacher": ("DmcReacher", 1, ("easy", "hard")),
+    "stacker": ("DmcStacker", 10, ("stack_2", "stack_4")),
     "swimmer": ("DmcSwimmer", 15, ("swimmer6", "swimmer15")),
     "walker": ("DmcWalker", 10, ("stand", "walk", "run")),
 }

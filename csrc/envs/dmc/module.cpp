@@ -13,6 +13,7 @@
 #include "envs/dmc/pendulum.h"
 #include "envs/dmc/point_mass.h"
 #include "envs/dmc/reacher.h"
+#include "envs/dmc/stacker.h"
 #include "envs/dmc/swimmer.h"
 #include "envs/dmc/walker.h"
 #include "family_module.h"
@@ -43,10 +44,11 @@ PYBIND11_MODULE(_dmc, m) {
   using namespace torchpool;
   m.def("tolerance", &tolerance_by_name, "dm_control's rewards.tolerance of one value (tests only)");
   export_families(
-      m, {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"),
-          family<dmc::Cartpole>("DmcCartpole"), family<dmc::Cheetah>("DmcCheetah"), family<dmc::Finger>("DmcFinger"),
-          family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"),
-          family<dmc::Humanoid>("DmcHumanoidCMU"), family<dmc::Manipulator>("DmcManipulator"),
-          family<dmc::Pendulum>("DmcPendulum"), family<dmc::PointMass>("DmcPointMass"),
-          family<dmc::Reacher>("DmcReacher"), family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")});
+      m,
+      {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"), family<dmc::Cartpole>("DmcCartpole"),
+       family<dmc::Cheetah>("DmcCheetah"), family<dmc::Finger>("DmcFinger"), family<dmc::Fish>("DmcFish"),
+       family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Humanoid>("DmcHumanoidCMU"),
+       family<dmc::Manipulator>("DmcManipulator"), family<dmc::Pendulum>("DmcPendulum"),
+       family<dmc::PointMass>("DmcPointMass"), family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"),
+       family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")});
 }
