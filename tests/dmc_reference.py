@@ -40,6 +40,8 @@ def task_parameters(physics, domain, task):
         return [model.geom_pos["target", "x"], model.geom_pos["target", "y"]]
     if domain == "stacker":
         return [model.body_pos["target", "x"], model.body_pos["target", "z"]]
+    if domain == "lqr":
+        return list(physics.model.jnt_stiffness)
     if domain == "manipulator":
         bodies = ["target_peg" if "peg" in task else "target_ball"]
         if task.startswith("insert"):
@@ -72,6 +74,8 @@ def set_task_parameters(physics, domain, task, values):
         model.light_pos["target_light", "x"], model.light_pos["target_light", "y"] = values
     elif domain == "stacker":
         model.body_pos["target", "x"], model.body_pos["target", "z"] = values
+    elif domain == "lqr":
+        physics.model.jnt_stiffness[:] = values
 
 
 def set_state(physics, domain, task, state):
@@ -86,6 +90,12 @@ def set_state(physics, domain, task, state):
     set_task_parameters(physics, domain, task, state[offset:])
 
 
+def load(domain, task, seed):
+    # lqr's time limit: EnvPool's 1000 steps (30 s at its 0.03 s step; dm_control's default is none).
+    kwargs = {"random": seed, **({"time_limit": 30} if domain == "lqr" else {})}
+    return suite.load(domain, task, task_kwargs=kwargs)
+
+
 def observation(env):
     return {key: np.asarray(value, dtype=np.float64).tolist()
             for key, value in env.task.get_observation(env.physics).items()}
@@ -98,7 +108,7 @@ def main():
         command = request["cmd"]
         if command == "load":
             domain, task = request["domain"], request["task"]
-            env = suite.load(domain, task, task_kwargs={"random": 0})
+            env = load(domain, task, 0)
             spec = env.action_spec()
             reply = {"keys": list(env.observation_spec()), "low": spec.minimum.tolist(),
                      "high": spec.maximum.tolist()}
@@ -115,9 +125,11 @@ def main():
             reply = {"observation": observation(env), "reward": float(step.reward),
                      "discount": float(step.discount), "last": bool(step.last())}
         elif command == "resets":
-            env = suite.load(domain, task, task_kwargs={"random": request["seed"]})
+            env = load(domain, task, request["seed"])
             qpos, params = [], []
-            for _ in range(request["count"]):
+            for i in range(request["count"]):
+                if domain == "lqr":  # the springs are drawn with the model: one model per draw
+                    env = load(domain, task, request["seed"] + i)
                 env.reset()
                 qpos.append(env.physics.data.qpos.tolist())
                 params.append([float(value) for value in task_parameters(env.physics, domain, task)])

@@ -56,7 +56,7 @@ def test_the_ids_are_envpools():
     assert registry.dmc_env_id("ball_in_cup", "catch") == "BallInCupCatch-v1"
     assert registry.dmc_env_id("humanoid", "run_pure_state") == "HumanoidRunPureState-v1"
     assert set(registry.DMC_IDS) <= set(torchpool.list_envs())
-    assert len(registry.DMC_IDS) == 40
+    assert len(registry.DMC_IDS) == 42
 
 
 @pytest.mark.parametrize("env_id", ["CheetahRun-v1", "WalkerWalk-v1", "FingerTurnHard-v1"])
@@ -132,3 +132,27 @@ def test_gymnasium_make_vec_gives_a_dict_space_in_dm_controls_order():
         assert envs.observation_space.contains(obs)
     finally:
         envs.close()
+
+
+def test_lqr_terminates_with_discount_zero_near_the_origin_and_its_springs_follow_the_seed():
+    import torchpool.envpool_compat as envpool
+
+    env = envpool.make_dm("LqrLqr21-v1", num_envs=2, seed=5)
+    try:
+        env.reset()
+        core = env.pool._core
+        stiffness = [list(core.get_state(i))[-2:] for i in range(2)]
+        assert all(15.0 <= k < 25.0 for pair in stiffness for k in pair) and stiffness[0] != stiffness[1]
+        state = list(core.get_state(0))
+        state[1:5] = [1e-9, -1e-9, 0.0, 0.0]  # qpos, qvel of both masses (time first)
+        core.set_state(0, state)
+        step = env.step(np.zeros((2, 1)))
+        assert step.step_type.tolist() == [2, 1] and step.discount.tolist() == [0.0, 1.0]
+    finally:
+        env.close()
+    again = envpool.make_dm("LqrLqr21-v1", num_envs=2, seed=5)
+    try:
+        again.reset()
+        assert [list(again.pool._core.get_state(i))[-2:] for i in range(2)] == stiffness
+    finally:
+        again.close()

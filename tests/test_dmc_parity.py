@@ -107,6 +107,8 @@ def test_dmc_task_matches_dm_control(reference, domain, task):
     pool = torchpool.make(env_id, num_envs=1, seed=7, obs_dtype=torch.float64)
     rng = np.random.default_rng(7)
     low, high = np.array(spec["low"]), np.array(spec["high"])
+    # lqr's motors are unbounded (+-mjMAXVAL): drive them within +-1, as a controller would.
+    sample_low, sample_high = np.maximum(low, -1.0), np.minimum(high, 1.0)
     assert np.array_equal(pool.action_spec.low.numpy().astype(np.float64), low), f"{env_id}: action low"
     assert np.array_equal(pool.action_spec.high.numpy().astype(np.float64), high), f"{env_id}: action high"
     try:
@@ -118,8 +120,8 @@ def test_dmc_task_matches_dm_control(reference, domain, task):
             _close(observation[key][0].numpy(), want[key], f"{env_id} reset", key)
         fresh, episodes, steps = True, 0, 0
         while episodes < 1:
-            span = (high - low) * 0.1
-            action = rng.uniform(low - span, high + span)
+            span = (sample_high - sample_low) * 0.1
+            action = rng.uniform(sample_low - span, sample_high + span)
             state = None if fresh else list(pool._core.get_state(0))
             td = pool.step(torch.from_numpy(action[None]))
             want = reference("step", action=action.tolist(), state=state)

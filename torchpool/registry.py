@@ -497,6 +497,7 @@ DMC_DOMAINS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "hopper": ("DmcHopper", 4, ("stand", "hop")),
     "humanoid": ("DmcHumanoid", 5, ("stand", "walk", "run", "run_pure_state")),
     "humanoid_CMU": ("DmcHumanoidCMU", 10, ("stand", "walk", "run")),
+    "lqr": ("DmcLqr", 1, ("lqr_2_1", "lqr_6_2")),
     "manipulator": ("DmcManipulator", 10, ("bring_ball", "bring_peg", "insert_ball", "insert_peg")),
     "pendulum": ("DmcPendulum", 1, ("swingup",)),
     "point_mass": ("DmcPointMass", 1, ("easy", "hard")),

@@ -9,6 +9,7 @@
 #include "envs/dmc/fish.h"
 #include "envs/dmc/hopper.h"
 #include "envs/dmc/humanoid.h"
+#include "envs/dmc/lqr.h"
 #include "envs/dmc/manipulator.h"
 #include "envs/dmc/pendulum.h"
 #include "envs/dmc/point_mass.h"
@@ -48,7 +49,7 @@ PYBIND11_MODULE(_dmc, m) {
       {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"), family<dmc::Cartpole>("DmcCartpole"),
        family<dmc::Cheetah>("DmcCheetah"), family<dmc::Finger>("DmcFinger"), family<dmc::Fish>("DmcFish"),
        family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Humanoid>("DmcHumanoidCMU"),
-       family<dmc::Manipulator>("DmcManipulator"), family<dmc::Pendulum>("DmcPendulum"),
+       family<dmc::Lqr>("DmcLqr"), family<dmc::Manipulator>("DmcManipulator"), family<dmc::Pendulum>("DmcPendulum"),
        family<dmc::PointMass>("DmcPointMass"), family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"),
        family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")});
 }
