@@ -26,9 +26,9 @@ _MODULES = {
     "HumanoidStandup": "_mujoco", "Swimmer": "_mujoco", "Reacher": "_mujoco", "Pusher": "_mujoco",
     "InvertedPendulum": "_mujoco", "InvertedDoublePendulum": "_mujoco",
     # The Control Suite: one family per domain (csrc/envs/dmc/<domain>.h), all in one module.
-    **{f"Dmc{domain}": "_dmc" for domain in ("Acrobot", "BallInCup", "Cartpole", "Cheetah", "Finger", "Fish", "Hopper",
-                                              "Humanoid", "HumanoidCMU", "Lqr", "Manipulator", "Pendulum", "PointMass",
-                                              "Reacher", "Stacker", "Swimmer", "Walker")},
+    **{f"Dmc{domain}": "_dmc" for domain in (
+        "Acrobot", "BallInCup", "Cartpole", "Cheetah", "Finger", "Fish", "Hopper", "Humanoid", "HumanoidCMU", "Lqr",
+        "Manipulator", "Pendulum", "PointMass", "Quadruped", "Reacher", "Stacker", "Swimmer", "Walker")},
     "Atari": "_atari",
     "Probe": "_testing",
 }

@@ -13,6 +13,7 @@
 #include "envs/dmc/manipulator.h"
 #include "envs/dmc/pendulum.h"
 #include "envs/dmc/point_mass.h"
+#include "envs/dmc/quadruped.h"
 #include "envs/dmc/reacher.h"
 #include "envs/dmc/stacker.h"
 #include "envs/dmc/swimmer.h"
@@ -50,6 +51,7 @@ PYBIND11_MODULE(_dmc, m) {
        family<dmc::Cheetah>("DmcCheetah"), family<dmc::Finger>("DmcFinger"), family<dmc::Fish>("DmcFish"),
        family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Humanoid>("DmcHumanoidCMU"),
        family<dmc::Lqr>("DmcLqr"), family<dmc::Manipulator>("DmcManipulator"), family<dmc::Pendulum>("DmcPendulum"),
-       family<dmc::PointMass>("DmcPointMass"), family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"),
-       family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")});
+       family<dmc::PointMass>("DmcPointMass"), family<dmc::Quadruped>("DmcQuadruped"),
+       family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"), family<dmc::Swimmer>("DmcSwimmer"),
+       family<dmc::Walker>("DmcWalker")});
 }
