@@ -4,7 +4,7 @@ Question: how many env steps/s (and MuJoCo frames/s) does torchpool deliver on
 Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to EnvPool and Gymnasium's
 SyncVectorEnv/AsyncVectorEnv, and how close is it to what the cores can do?
 With ``--suite dmc``: the same for the Control Suite's CheetahRun-v1,
-WalkerWalk-v1 and HumanoidRun-v1, next to EnvPool and dm_control's own
+WalkerWalk-v1, HumanoidRun-v1 and QuadrupedRun-v1, next to EnvPool and dm_control's own
 Python loop (one env, in the reference environment of tests/test_dmc_parity.py).
 
     python benchmarks/mujoco_tasks.py             # full run; writes RESULTS.md and mujoco.png
@@ -39,8 +39,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import importlib.util
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,7 +56,7 @@ from torchpool import bench
 from torchpool.registry import dm_control_suite_dir, mujoco_assets_dir
 
 ENV_IDS = {"gymnasium": ("Ant-v5", "HalfCheetah-v5", "Humanoid-v5"),
-           "dmc": ("CheetahRun-v1", "WalkerWalk-v1", "HumanoidRun-v1")}
+           "dmc": ("CheetahRun-v1", "WalkerWalk-v1", "HumanoidRun-v1", "QuadrupedRun-v1")}
 NUM_ENVS = (8, 64)
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,10 +71,28 @@ class Task:
     qvel_noise_gaussian: bool      # standard_normal * scale; else uniform(-scale, scale)
     healthy_z: tuple[float, float] | None  # terminate when qpos[2] leaves it; None: never terminates
     dm_control: tuple[str, str] | None = None  # a Control Suite (domain, task): the XML is dm_control's
+    # A domain whose task edits its XML in Python: the expression (in dm_control.suite.<domain>) that makes
+    # the task's XML; the raw limit then steps that model (made by the reference environment's dm_control).
+    make_xml: str | None = None
 
     @property
     def xml_path(self) -> str:
+        if self.make_xml:
+            return edited_xml(self)
         return os.path.join(dm_control_suite_dir() if self.dm_control else mujoco_assets_dir(), self.xml_file)
+
+
+@functools.cache
+def edited_xml(task: Task) -> str:
+    """The task's XML as dm_control makes it, saved beside a copy of the suite's common/ includes."""
+    domain = task.dm_control[0]
+    code = f"from dm_control.suite import {domain}; import sys; sys.stdout.write({domain}.{task.make_xml}.decode())"
+    xml = subprocess.run([DM_CONTROL_PYTHON, "-c", code], capture_output=True, text=True, check=True).stdout
+    folder = Path(tempfile.mkdtemp(prefix="torchpool_dmc_"))
+    shutil.copytree(Path(dm_control_suite_dir()) / "common", folder / "common")
+    path = folder / task.xml_file
+    path.write_text(xml)
+    return str(path)
 
 
 TASKS = {
@@ -84,6 +104,8 @@ TASKS = {
     "CheetahRun-v1": Task("cheetah.xml", 1, 0.1, False, None, ("cheetah", "run")),
     "WalkerWalk-v1": Task("walker.xml", 10, 0.1, False, None, ("walker", "walk")),
     "HumanoidRun-v1": Task("humanoid.xml", 5, 0.1, False, None, ("humanoid", "run")),
+    "QuadrupedRun-v1": Task("quadruped.xml", 4, 0.1, False, None, ("quadruped", "run"),
+                            make_xml="make_model(floor_size=100)"),
 }
 SYSTEMS = {  # (system, mode) -> label, in table and legend order
     ("torchpool", "sync"): "torchpool sync",
