@@ -151,11 +151,11 @@ def test_dmc_task_matches_dm_control(reference, domain, task):
 
 @pytest.mark.parametrize("domain,task", IDS, ids=[registry.dmc_env_id(d, t) for d, t in IDS])
 def test_dmc_initial_states_match_dm_control_in_distribution(reference, domain, task):
-    """Every qpos coordinate and task parameter of 200 initial states: a two-sample KS test against 200 of
+    """Every qpos coordinate and task parameter of 120 initial states: a two-sample KS test against 120 of
     dm_control's (fixed seeds on both sides, so the outcome is fixed too)."""
     from scipy.stats import ks_2samp
 
-    count = 200
+    count = 120
     reference("load", domain=domain, task=task)
     want = reference("resets", count=count, seed=11)
     pool = torchpool.make(registry.dmc_env_id(domain, task), num_envs=count, seed=11, obs_dtype=torch.float64)
