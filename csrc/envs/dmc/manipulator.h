@@ -16,6 +16,7 @@
 
 #include <array>
 
+#include "arm.h"
 #include "dmc_env.h"
 
 namespace torchpool::dmc {
@@ -31,9 +32,6 @@ class ManipulatorModel : public DmcModel {
         target(object_id(mj(), mjOBJ_BODY, use_peg ? "target_peg" : "target_ball")),
         receptacle(insert ? object_id(mj(), mjOBJ_BODY, use_peg ? "slot" : "cup") : -1),
         grasp_site(object_id(mj(), mjOBJ_SITE, "grasp")) {
-    for (const char* joint :
-         {"arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip", "thumb", "thumbtip"})
-      arm_joints.push_back(object_id(mj(), mjOBJ_JOINT, joint));
     const std::string prefix = use_peg ? "peg" : "ball";
     for (const char* axis : {"_x", "_z", "_y"}) object_joints.push_back(object_id(mj(), mjOBJ_JOINT, prefix + axis));
     for (const char* sensor : {"palm_touch", "finger_touch", "thumb_touch", "fingertip_touch", "thumbtip_touch"})
@@ -59,7 +57,7 @@ class ManipulatorModel : public DmcModel {
 
   const bool use_peg, insert;
   const int hand, object, target, receptacle, grasp_site;
-  std::vector<int> arm_joints;     // _ARM_JOINTS
+  const Arm arm{mj()};
   std::vector<int> object_joints;  // <object>_x, _z, _y (dm_control's order)
   std::vector<int> touch;          // sensordata addresses of _TOUCH_SENSORS
   std::vector<int> sites;          // the reward's site pairs, in its order
@@ -102,12 +100,7 @@ class Manipulator : public DmcEnv {
   void initialize_episode(Rng& rng) override {
     double* qpos = data_->qpos;
     do {
-      for (int joint : task_.arm_joints) {
-        const bool limited = model_->jnt_limited[joint] != 0;
-        qpos[task_.qpos(joint)] = rng.uniform(limited ? model_->jnt_range[2 * joint] : -M_PI,
-                                              limited ? model_->jnt_range[2 * joint + 1] : M_PI);
-      }
-      qpos[task_.qpos(task_.arm_joints[4])] = qpos[task_.qpos(task_.arm_joints[6])];  // finger = thumb
+      task_.arm.randomize(*model_, *data_, rng);
       const double target_x = rng.uniform(-0.4, 0.4), target_z = rng.uniform(0.1, 0.4);
       double target_angle;
       if (task_.insert) {
@@ -142,17 +135,12 @@ class Manipulator : public DmcEnv {
   }
 
   void write_observation(double* obs) const override {
-    for (int joint : task_.arm_joints) {
-      const double angle = data_->qpos[task_.qpos(joint)];
-      *obs++ = std::sin(angle);
-      *obs++ = std::cos(angle);
-    }
-    for (int joint : task_.arm_joints) *obs++ = data_->qvel[task_.dof(joint)];
+    obs = task_.arm.observe(*model_, *data_, obs);
     for (int adr : task_.touch) *obs++ = std::log1p(data_->sensordata[adr]);
-    obs = pose(task_.hand, obs);
-    obs = pose(task_.object, obs);
+    obs = body_2d_pose(*data_, task_.hand, obs);
+    obs = body_2d_pose(*data_, task_.object, obs);
     for (int joint : task_.object_joints) *obs++ = data_->qvel[task_.dof(joint)];
-    pose(task_.target, obs);
+    body_2d_pose(*data_, task_.target, obs);
   }
 
   double reward() const override {
@@ -165,15 +153,6 @@ class Manipulator : public DmcEnv {
     const double grasping = (close(0) + close(1)) / 2;
     const double bringing = (close(2) + close(3)) / 2;
     return std::max(bringing, grasping / 3);
-  }
-
-  // Physics.body_2d_pose: x, z of xpos, qw, qy of xquat.
-  double* pose(int body, double* obs) const {
-    *obs++ = data_->xpos[3 * body];
-    *obs++ = data_->xpos[3 * body + 2];
-    *obs++ = data_->xquat[4 * body];
-    *obs++ = data_->xquat[4 * body + 2];
-    return obs;
   }
 
   // model.body_pos[body, [x, z]] and body_quat[body, [qw, qy]] = cos, sin of half the angle.

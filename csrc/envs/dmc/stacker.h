@@ -11,6 +11,7 @@
 // box's x, y, z joints), target_pos (x, z).
 #pragma once
 
+#include "arm.h"
 #include "dmc_env.h"
 
 namespace torchpool::dmc {
@@ -25,9 +26,6 @@ class StackerModel : public DmcModel {
         target_geom(object_id(mj(), mjOBJ_GEOM, "target")),
         target_site(object_id(mj(), mjOBJ_SITE, "target")),
         grasp_site(object_id(mj(), mjOBJ_SITE, "grasp")) {
-    for (const char* joint :
-         {"arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip", "thumb", "thumbtip"})
-      arm_joints.push_back(object_id(mj(), mjOBJ_JOINT, joint));
     for (int b = 0; b < boxes; ++b) {
       const std::string name = "box" + std::to_string(b);
       box_bodies.push_back(object_id(mj(), mjOBJ_BODY, name));
@@ -47,7 +45,7 @@ class StackerModel : public DmcModel {
   int dof(int joint) const { return mj().jnt_dofadr[joint]; }
 
   const int boxes, hand, target, target_geom, target_site, grasp_site;
-  std::vector<int> arm_joints;                         // _ARM_JOINTS
+  const Arm arm{mj()};
   std::vector<int> box_bodies, box_sites, box_joints;  // box joints as box<b>_x, _y, _z (the observation's order)
 
  private:
@@ -83,12 +81,7 @@ class Stacker : public DmcEnv {
   void initialize_episode(Rng& rng) override {
     double* qpos = data_->qpos;
     do {
-      for (int joint : task_.arm_joints) {
-        const bool limited = model_->jnt_limited[joint] != 0;
-        qpos[task_.qpos(joint)] = rng.uniform(limited ? model_->jnt_range[2 * joint] : -M_PI,
-                                              limited ? model_->jnt_range[2 * joint + 1] : M_PI);
-      }
-      qpos[task_.qpos(task_.arm_joints[4])] = qpos[task_.qpos(task_.arm_joints[6])];  // finger = thumb
+      task_.arm.randomize(*model_, *data_, rng);
       const double target_height = 2 * static_cast<double>(rng.integer(task_.boxes)) + 1;
       const double box_size = model_->geom_size[3 * task_.target_geom];
       const double z = box_size * target_height;
@@ -104,15 +97,10 @@ class Stacker : public DmcEnv {
   }
 
   void write_observation(double* obs) const override {
-    for (int joint : task_.arm_joints) {
-      const double angle = data_->qpos[task_.qpos(joint)];
-      *obs++ = std::sin(angle);
-      *obs++ = std::cos(angle);
-    }
-    for (int joint : task_.arm_joints) *obs++ = data_->qvel[task_.dof(joint)];
+    obs = task_.arm.observe(*model_, *data_, obs);
     for (int i = 0; i < model_->nsensordata; ++i) *obs++ = std::log1p(data_->sensordata[i]);
-    obs = pose(task_.hand, obs);
-    for (int body : task_.box_bodies) obs = pose(body, obs);
+    obs = body_2d_pose(*data_, task_.hand, obs);
+    for (int body : task_.box_bodies) obs = body_2d_pose(*data_, body, obs);
     for (int joint : task_.box_joints) *obs++ = data_->qvel[task_.dof(joint)];
     *obs++ = data_->xpos[3 * task_.target];
     *obs++ = data_->xpos[3 * task_.target + 2];
@@ -128,15 +116,6 @@ class Stacker : public DmcEnv {
     const double hand = mujoco::distance3(data_->site_xpos + 3 * task_.grasp_site, target);
     const double hand_is_far = tolerance(hand, {0.1, kInf}, 0.01);
     return box_is_close * hand_is_far;
-  }
-
-  // Physics.body_2d_pose: x, z of xpos, qw, qy of xquat.
-  double* pose(int body, double* obs) const {
-    *obs++ = data_->xpos[3 * body];
-    *obs++ = data_->xpos[3 * body + 2];
-    *obs++ = data_->xquat[4 * body];
-    *obs++ = data_->xquat[4 * body + 2];
-    return obs;
   }
 
   // The target's x and z: body_pos[target].
