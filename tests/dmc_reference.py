@@ -25,6 +25,14 @@ import numpy as np
 from dm_control import suite
 
 
+def manipulator_bodies(task):
+    """The bodies manipulator's task places each episode: its target, and for insert its receptacle."""
+    bodies = ["target_peg" if "peg" in task else "target_ball"]
+    if task.startswith("insert"):
+        bodies.append("slot" if "peg" in task else "cup")
+    return bodies
+
+
 def task_parameters(physics, domain, task):
     """The per-episode model edits torchpool's state carries (DmcEnv::task_parameter_count)."""
     model = physics.named.model
@@ -43,9 +51,7 @@ def task_parameters(physics, domain, task):
     if domain == "lqr":
         return list(physics.model.jnt_stiffness)
     if domain == "manipulator":
-        bodies = ["target_peg" if "peg" in task else "target_ball"]
-        if task.startswith("insert"):
-            bodies.append("slot" if "peg" in task else "cup")
+        bodies = manipulator_bodies(task)
         return [value for body in bodies for value in (model.body_pos[body, "x"], model.body_pos[body, "z"],
                                                          model.body_quat[body, "qw"], model.body_quat[body, "qy"])]
     return []
@@ -62,9 +68,7 @@ def set_task_parameters(physics, domain, task, values):
     elif domain == "finger" and task != "spin":
         model.site_pos["target", "x"], model.site_pos["target", "z"], model.site_size["target", 0] = values
     elif domain == "manipulator":
-        bodies = ["target_peg" if "peg" in task else "target_ball"]
-        if task.startswith("insert"):
-            bodies.append("slot" if "peg" in task else "cup")
+        bodies = manipulator_bodies(task)
         for k, body in enumerate(bodies):
             x, z, qw, qy = values[4 * k:4 * k + 4]
             model.body_pos[body, "x"], model.body_pos[body, "z"] = x, z
