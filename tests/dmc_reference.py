@@ -6,15 +6,20 @@ torchpool's. One JSON object per line in each direction:
 
     {"cmd": "load", "domain": "walker", "task": "walk"}    -> {"keys": [...], "low": [...], "high": [...]}
     {"cmd": "reset_to", "state": [...]}                     -> {"observation": {...}}
-    {"cmd": "step", "action": [...], "state": [...] | null} -> {"observation", "reward", "discount", "last"}
+    {"cmd": "step", "action": [...], "state": [...] | null, "after": [...] | null}
+                                                            -> {"observation", "reward", "discount", "last"}
     {"cmd": "resets", "count": n, "seed": s}                -> {"qpos": [[...]], "params": [[...]]}
 
 `state` is torchpool's state of one env (csrc/envs/dmc/dmc_env.h, DmcEnv::get_state): time, qpos, qvel,
 act, qacc_warmstart, then the task's per-episode model parameters. reset_to runs dm_control's own reset
 (its task draws with its own RandomState), then copies the state in and ends as reset does (after_reset:
-a forward with actuation disabled). A step given a state copies it in first and redoes mj_step1, the
+a forward with actuation disabled). Quadruped escape's parameters are its terrain's 30 x 30 bumps: reset_to
+hands them to dm_control's own draw, so dm_control smooths them into its height field itself. A step given a state copies it in first and redoes mj_step1, the
 call a legacy step ends with, so the next step starts from torchpool's state exactly (chaotic domains
-would otherwise drift apart by the rounding of two MuJoCo versions).
+would otherwise drift apart by the rounding of two MuJoCo versions). A step given an `after` state (where
+the two versions' physics part ways: quadruped escape's height-field contacts) copies torchpool's state
+after the step in, redoes mj_step1 and observes and rewards that: every quantity of the position and
+velocity stages is then torchpool's, the acceleration-stage sensors stay dm_control's.
 """
 
 import json
@@ -23,6 +28,26 @@ import sys
 import mujoco
 import numpy as np
 from dm_control import suite
+
+
+class EscapeBumps:
+    """A task's RandomState that hands quadruped escape its terrain bumps when told them (`replay`), and
+    remembers the last ones it drew (`last`); every other draw is the RandomState's own."""
+
+    def __init__(self, random):
+        self.random, self.replay, self.last = random, None, None
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        if size is not None and np.shape(np.empty(size)) == (30, 30):
+            if self.replay is not None:
+                self.last, self.replay = self.replay, None
+            else:
+                self.last = self.random.uniform(low, high, size)
+            return self.last.copy()
+        return self.random.uniform(low, high, size)
+
+    def __getattr__(self, name):
+        return getattr(self.random, name)
 
 
 def manipulator_bodies(task):
@@ -50,6 +75,8 @@ def task_parameters(physics, domain, task):
         return [model.body_pos["target", "x"], model.body_pos["target", "z"]]
     if domain == "lqr":
         return list(physics.model.jnt_stiffness)
+    if domain == "quadruped" and task == "escape":
+        return physics.escape_bumps.last.ravel().tolist()
     if domain == "manipulator":
         bodies = manipulator_bodies(task)
         return [value for body in bodies for value in (model.body_pos[body, "x"], model.body_pos[body, "z"],
@@ -80,6 +107,8 @@ def set_task_parameters(physics, domain, task, values):
         model.body_pos["target", "x"], model.body_pos["target", "z"] = values
     elif domain == "lqr":
         physics.model.jnt_stiffness[:] = values
+    elif domain == "quadruped" and task == "escape":  # the terrain stays the episode's (reset_to set it)
+        assert np.array_equal(np.asarray(values).reshape(30, 30), physics.escape_bumps.last), "escape: new bumps"
 
 
 def set_state(physics, domain, task, state):
@@ -97,7 +126,13 @@ def set_state(physics, domain, task, state):
 def load(domain, task, seed):
     # lqr's time limit: EnvPool's 1000 steps (30 s at its 0.03 s step; dm_control's default is none).
     kwargs = {"random": seed, **({"time_limit": 30} if domain == "lqr" else {})}
-    return suite.load(domain, task, task_kwargs=kwargs)
+    env = suite.load(domain, task, task_kwargs=kwargs)
+    if domain == "quadruped" and task == "escape":
+        env.task._random = env.physics.escape_bumps = EscapeBumps(env.task.random)
+        # Escape re-uploads its terrain to the renderer when the physics has rendering contexts, and asking
+        # creates them, which fails without OpenGL (as in CI); the upload only affects images.
+        type(env.physics).contexts = property(lambda physics: None)
+    return env
 
 
 def observation(env):
@@ -117,10 +152,14 @@ def main():
             reply = {"keys": list(env.observation_spec()), "low": spec.minimum.tolist(),
                      "high": spec.maximum.tolist()}
         elif command == "reset_to":
+            if domain == "quadruped" and task == "escape":
+                env.physics.escape_bumps.replay = np.reshape(request["state"][-900:], (30, 30))
             env.reset()
             set_state(env.physics, domain, task, request["state"])
             env.physics.after_reset()
             reply = {"observation": observation(env)}
+            if env.physics.model.nhfield:
+                reply["hfield"] = env.physics.model.hfield_data.tolist()
         elif command == "step":
             if request["state"] is not None:
                 set_state(env.physics, domain, task, request["state"])
@@ -128,6 +167,11 @@ def main():
             step = env.step(np.asarray(request["action"], dtype=np.float64))
             reply = {"observation": observation(env), "reward": float(step.reward),
                      "discount": float(step.discount), "last": bool(step.last())}
+            if request.get("after") is not None:
+                set_state(env.physics, domain, task, request["after"])
+                mujoco.mj_step1(env.physics.model.ptr, env.physics.data.ptr)
+                reply["observation"] = observation(env)
+                reply["reward"] = float(env.task.get_reward(env.physics))
         elif command == "resets":
             env = load(domain, task, request["seed"])
             qpos, params = [], []

@@ -41,6 +41,24 @@ def test_tolerance_equals_dm_controls_for_every_sigmoid():
     assert checked > 10_000
 
 
+@pytest.mark.parametrize("shape,factor", [((30, 30), 201 / 30), ((5, 7), 3.3), ((2, 2), 4.0), ((1, 5), 2.0),
+                                          ((13, 4), 0.5)])
+def test_spline_zoom_is_scipys_zoom_bit_for_bit(shape, factor):
+    """Quadruped escape smooths its terrain bumps with a C++ port of scipy.ndimage.zoom (cubic spline,
+    mode 'constant'); (30, 30) by 201/30 is escape's own case."""
+    from scipy import ndimage
+
+    zoom = _family_modules.module("DmcQuadruped").spline_zoom
+    rng = np.random.default_rng(shape[0] * 100 + shape[1])
+    for _ in range(10):
+        image = rng.uniform(0.15, 1.0, shape)
+        want = ndimage.zoom(image, factor)
+        got = np.array(zoom(image.ravel().tolist(), shape[0], shape[1], factor)).reshape(want.shape)
+        assert np.array_equal(got, want), np.abs(got - want).max()
+    with pytest.raises(ValueError, match="rows x cols"):
+        zoom([1.0, 2.0, 3.0], 2, 2, 2.0)
+
+
 def test_tolerance_refuses_what_dm_control_refuses():
     ours = _family_modules.module("DmcWalker").tolerance
     with pytest.raises(ValueError, match="lower bound"):
@@ -56,7 +74,7 @@ def test_the_ids_are_envpools():
     assert registry.dmc_env_id("ball_in_cup", "catch") == "BallInCupCatch-v1"
     assert registry.dmc_env_id("humanoid", "run_pure_state") == "HumanoidRunPureState-v1"
     assert set(registry.DMC_IDS) <= set(torchpool.list_envs())
-    assert len(registry.DMC_IDS) == 45
+    assert len(registry.DMC_IDS) == 46
 
 
 @pytest.mark.parametrize("env_id", ["CheetahRun-v1", "WalkerWalk-v1", "FingerTurnHard-v1"])

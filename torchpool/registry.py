@@ -501,7 +501,7 @@ DMC_DOMAINS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "manipulator": ("DmcManipulator", 10, ("bring_ball", "bring_peg", "insert_ball", "insert_peg")),
     "pendulum": ("DmcPendulum", 1, ("swingup",)),
     "point_mass": ("DmcPointMass", 1, ("easy", "hard")),
-    "quadruped": ("DmcQuadruped", 4, ("walk", "run", "fetch")),
+    "quadruped": ("DmcQuadruped", 4, ("walk", "run", "escape", "fetch")),
     "reacher": ("DmcReacher", 1, ("easy", "hard")),
     "stacker": ("DmcStacker", 10, ("stack_2", "stack_4")),
     "swimmer": ("DmcSwimmer", 15, ("swimmer6", "swimmer15")),

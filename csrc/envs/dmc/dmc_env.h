@@ -112,9 +112,13 @@ inline mjsDefault* spec_default(mjSpec& spec, const char* name) {
   return found;
 }
 
-// An mjModel array a task edits per episode, and its length.
+// An mjModel array a task edits per episode, and its length (mjtNum arrays, or float ones: hfield_data).
 struct EditedArray {
   mjtNum* mjModel::* field;
+  size_t count;
+};
+struct EditedFloatArray {
+  float* mjModel::* field;
   size_t count;
 };
 
@@ -271,11 +275,16 @@ class DmcEnv {
   virtual void set_task_parameters(const double*) {}
 
   // Gives this env a model of its own whose `edited` arrays are private (NOTE [Shallow model copies]).
-  void own_model(std::initializer_list<EditedArray> edited) {
+  void own_model(std::initializer_list<EditedArray> edited, std::initializer_list<EditedFloatArray> floats = {}) {
     own_ = std::make_unique<mjModel>(*model_);
     for (const EditedArray& array : edited) {
       std::vector<mjtNum>& copy =
           owned_arrays_.emplace_back(own_.get()->*array.field, own_.get()->*array.field + array.count);
+      own_.get()->*array.field = copy.data();
+    }
+    for (const EditedFloatArray& array : floats) {
+      std::vector<float>& copy =
+          owned_floats_.emplace_back(own_.get()->*array.field, own_.get()->*array.field + array.count);
       own_.get()->*array.field = copy.data();
     }
     own_noact_ = std::make_unique<mjModel>(without_actuation(*own_));  // shares the private arrays too
@@ -384,8 +393,9 @@ class DmcEnv {
 
   std::unique_ptr<mjModel> own_, own_noact_;      // shallow copies (never mj_deleteModel'd)
   std::deque<std::vector<mjtNum>> owned_arrays_;  // their private arrays (a deque: stable addresses)
-  std::vector<double> observation_;               // the last published (finite) observation, flat
-  std::vector<double> next_;                      // the candidate of the step in progress
+  std::deque<std::vector<float>> owned_floats_;
+  std::vector<double> observation_;  // the last published (finite) observation, flat
+  std::vector<double> next_;         // the candidate of the step in progress
   ExtraField<bool> unstable_;
 };
 

@@ -15,10 +15,13 @@
 #include "envs/dmc/point_mass.h"
 #include "envs/dmc/quadruped.h"
 #include "envs/dmc/reacher.h"
+#include "envs/dmc/spline_zoom.h"
 #include "envs/dmc/stacker.h"
 #include "envs/dmc/swimmer.h"
 #include "envs/dmc/walker.h"
 #include "family_module.h"
+
+#include <pybind11/stl.h>
 
 #include <map>
 #include <stdexcept>
@@ -45,6 +48,8 @@ double tolerance_by_name(double x, double lower, double upper, double margin, co
 PYBIND11_MODULE(_dmc, m) {
   using namespace torchpool;
   m.def("tolerance", &tolerance_by_name, "dm_control's rewards.tolerance of one value (tests only)");
+  m.def("spline_zoom", &dmc::spline_zoom,
+        "scipy.ndimage.zoom(image, factor) of a rows x cols image, row-major (tests only)");
   export_families(
       m,
       {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"), family<dmc::Cartpole>("DmcCartpole"),
