@@ -14,9 +14,11 @@ torchpool's. One JSON object per line in each direction:
 act, qacc_warmstart, then the task's per-episode model parameters. reset_to runs dm_control's own reset
 (its task draws with its own RandomState), then copies the state in and ends as reset does (after_reset:
 a forward with actuation disabled). Quadruped escape's parameters are its terrain's 30 x 30 bumps: reset_to
-hands them to dm_control's own draw, so dm_control smooths them into its height field itself. A step given a state copies it in first and redoes mj_step1, the
-call a legacy step ends with, so the next step starts from torchpool's state exactly (chaotic domains
-would otherwise drift apart by the rounding of two MuJoCo versions). A step given an `after` state (where
+hands them to dm_control's own draw, so dm_control smooths them into its height field itself.
+
+A step given a state copies it in first and redoes mj_step1, the call a legacy step ends with, so the
+next step starts from torchpool's state exactly (chaotic domains would otherwise drift apart by the
+rounding of two MuJoCo versions). A step given an `after` state (where
 the two versions' physics part ways: quadruped escape's height-field contacts) copies torchpool's state
 after the step in, redoes mj_step1 and observes and rewards that: every quantity of the position and
 velocity stages is then torchpool's, the acceleration-stage sensors stay dm_control's.
