@@ -6,7 +6,7 @@ torchpool's. One JSON object per line in each direction:
 
     {"cmd": "load", "domain": "walker", "task": "walk"}    -> {"keys": [...], "low": [...], "high": [...]}
     {"cmd": "reset_to", "state": [...]}                     -> {"observation": {...}}
-    {"cmd": "step", "action": [...], "state": [...] | null, "after": [...] | null}
+    {"cmd": "step", "action": [...], "state": [...] | null, "after": [...] | null, "sensors": {...} | null}
                                                             -> {"observation", "reward", "discount", "last"}
     {"cmd": "resets", "count": n, "seed": s}                -> {"qpos": [[...]], "params": [[...]]}
 
@@ -21,7 +21,8 @@ next step starts from torchpool's state exactly (chaotic domains would otherwise
 rounding of two MuJoCo versions). A step given an `after` state (where
 the two versions' physics part ways: quadruped escape's height-field contacts) copies torchpool's state
 after the step in, redoes mj_step1 and observes and rewards that: every quantity of the position and
-velocity stages is then torchpool's, the acceleration-stage sensors stay dm_control's.
+velocity stages is then torchpool's; the acceleration-stage sensors stay dm_control's unless `sensors`
+gives their readings by name.
 """
 
 import json
@@ -172,6 +173,8 @@ def main():
             if request.get("after") is not None:
                 set_state(env.physics, domain, task, request["after"])
                 mujoco.mj_step1(env.physics.model.ptr, env.physics.data.ptr)
+                for name, values in (request.get("sensors") or {}).items():
+                    env.physics.named.data.sensordata[name] = values
                 reply["observation"] = observation(env)
                 reply["reward"] = float(env.task.get_reward(env.physics))
         elif command == "resets":

@@ -74,10 +74,10 @@ def test_the_ids_are_envpools():
     assert registry.dmc_env_id("ball_in_cup", "catch") == "BallInCupCatch-v1"
     assert registry.dmc_env_id("humanoid", "run_pure_state") == "HumanoidRunPureState-v1"
     assert set(registry.DMC_IDS) <= set(torchpool.list_envs())
-    assert len(registry.DMC_IDS) == 46
+    assert len(registry.DMC_IDS) == 51
 
 
-@pytest.mark.parametrize("env_id", ["CheetahRun-v1", "WalkerWalk-v1", "FingerTurnHard-v1"])
+@pytest.mark.parametrize("env_id", ["CheetahRun-v1", "WalkerWalk-v1", "FingerTurnHard-v1", "DogFetch-v1"])
 def test_flatten_obs_is_the_fields_concatenated_in_order(env_id):
     named = torchpool.make(env_id, num_envs=3, seed=4, obs_dtype=torch.float64)
     flat = torchpool.make(env_id, num_envs=3, seed=4, obs_dtype=torch.float64, flatten_obs=True)

@@ -42,12 +42,29 @@ IDS = [(domain, task) for domain, (_, _, tasks) in registry.DMC_DOMAINS.items() 
 # differs by up to ~0.05 in rare contact states: its 10 physics steps per control step amplify solver
 # rounding; seen once in 2,000 steps). Its first episode agrees; its physics is checked against
 # mujoco 4.0 running dm_control's step sequence (the last test here), as every domain's could be.
-# On quadruped escape they part ways within a step whenever the body touches the height field (MuJoCo 4.0
-# collides with height fields anew). There the reference observes torchpool's state after each step
-# (tests/dmc_reference.py, `after`), which fixes everything of the position and velocity stages; the keys
-# that hold acceleration-stage sensors are left out, and the physics is checked against mujoco 4.0
-# (test_quadruped_escape_is_dm_controls_terrain_and_step_on_the_pinned_mujoco).
-OBSERVED_AFTER = {("quadruped", "escape"): {"imu", "force_torque"}}
+# On quadruped escape (whenever the body touches the height field) and dog (from its first contacts, ~15
+# steps in) they part ways within a step. There the reference observes torchpool's state after each step
+# (tests/dmc_reference.py, `after`), which fixes everything of the position and velocity stages; the
+# acceleration-stage sensors are dm_control's own then: dog's are copied over from torchpool's observation
+# (they are plain sensor readings, and its reward needs the touch sensors), escape's keys holding them are
+# left out. Their physics is checked against mujoco 4.0
+# (test_dmc_physics_where_mujoco_versions_differ_is_dm_controls_step_on_the_pinned_mujoco).
+OBSERVED_AFTER = {("quadruped", "escape"): {"imu", "force_torque"},
+                  **{("dog", task): set() for task in registry.DMC_DOMAINS["dog"][2]}}
+# observation key -> its acceleration-stage sensors, in the key's order.
+COPIED_SENSORS = {"dog": {"inertial_sensors": ["accelerometer", "velocimeter", "gyro"],
+                          "foot_forces": ["foot_L", "foot_R", "hand_L", "hand_R"],
+                          "touch_sensors": ["palm_L", "palm_R", "sole_L", "sole_R"]}}
+
+
+def _sensor_readings(domain: str, observation) -> dict[str, list[float]]:
+    """The sensors COPIED_SENSORS names, read from one env's observation."""
+    readings = {}
+    for key, names in COPIED_SENSORS.get(domain, {}).items():
+        values = observation[key][0].tolist()
+        size = len(values) // len(names)
+        readings.update({name: values[k * size:(k + 1) * size] for k, name in enumerate(names)})
+    return readings
 
 
 def escape_terrain(bumps: np.ndarray, resolution: int = 201) -> np.ndarray:
@@ -138,7 +155,8 @@ def test_dmc_task_matches_dm_control(reference, domain, task):
         if "hfield" in reply:  # dm_control's terrain from torchpool's bumps is the one torchpool's physics has
             want_terrain = escape_terrain(np.reshape(state[-900:], (30, 30)))
             assert np.array_equal(np.float32(reply["hfield"]), want_terrain), f"{env_id}: the terrain differs"
-        unobserved = OBSERVED_AFTER.get((domain, task))
+        observed_after = (domain, task) in OBSERVED_AFTER
+        unobserved = OBSERVED_AFTER.get((domain, task), set())
         fresh, episodes, steps = True, 0, 0
         while episodes < 1:
             span = (sample_high - sample_low) * 0.1
@@ -146,8 +164,9 @@ def test_dmc_task_matches_dm_control(reference, domain, task):
             state = None if fresh else list(pool._core.get_state(0))
             td = pool.step(torch.from_numpy(action[None]))
             done = bool(td["done"][0])
-            after = list(pool._core.get_state(0)) if unobserved and not done else None
-            want = reference("step", action=action.tolist(), state=state, after=after)
+            after = list(pool._core.get_state(0)) if observed_after and not done else None
+            sensors = _sensor_readings(domain, td["observation"]) if after else None
+            want = reference("step", action=action.tolist(), state=state, after=after, sensors=sensors)
             steps += 1
             where = f"{env_id} step {steps}"
             assert not bool(td["unstable"][0]), f"{where}: flagged unstable"
@@ -155,12 +174,12 @@ def test_dmc_task_matches_dm_control(reference, domain, task):
             assert bool(td["terminated"][0]) == (want["last"] and want["discount"] == 0.0), where
             got = td["final_observation"] if done else td["observation"]
             for key in spec["keys"]:
-                if unobserved and (done or key in unobserved):
+                if observed_after and (done or key in unobserved):
                     continue
                 _close(got[key][0].numpy(), want["observation"][key], where, key)
             # Rewards are float32 in the batch: within one float32 rounding.
             reward = float(td["reward"][0])
-            assert (unobserved and done) or abs(reward - want["reward"]) <= TOL + abs(want["reward"]) * 2.0**-23, (
+            assert (observed_after and done) or abs(reward - want["reward"]) <= TOL + abs(want["reward"]) * 2.0**-23, (
                 f"{where}: reward torchpool={reward!r} dm_control={want['reward']!r}")
             fresh = done
             if done:
@@ -243,27 +262,43 @@ def test_dmc_physics_is_dm_controls_step_on_the_pinned_mujoco(env_id):
         pool.close()
 
 
-def test_quadruped_escape_is_dm_controls_terrain_and_step_on_the_pinned_mujoco():
-    """Without the reference environment: quadruped escape's model as dm_control's make_model(floor_size=40,
-    terrain=True, rangefinders=True) builds it, its height field from each episode's bumps as dm_control
-    smooths them (escape_terrain, which the parity test holds against dm_control's own), and MuJoCo 4.0's
-    Python bindings running dm_control's legacy step land on torchpool's next state bit for bit, over 1,200
-    steps and an autoreset (a new terrain)."""
+def _edited_model(domain: str, task: str):
+    """dm_control's make_model edits of quadruped escape and dog, made with MuJoCo 4.0's MjSpec."""
     import mujoco
 
-    spec = mujoco.MjSpec.from_file(f"{registry.dm_control_suite_dir()}/quadruped.xml")
-    spec.geom("floor").size[:2] = 40
-    for name in ("wall_px", "wall_py", "wall_nx", "wall_ny"):
-        spec.delete(spec.geom(name))
-    spec.delete(spec.body("ball"))
-    spec.delete(spec.site("target"))
-    model = spec.compile()
+    spec = mujoco.MjSpec.from_file(f"{registry.dm_control_suite_dir()}/{domain}.xml")
+    if domain == "quadruped":  # make_model(floor_size=40, terrain=True, rangefinders=True)
+        spec.geom("floor").size[:2] = 40
+        removed = [spec.geom(f"wall_{side}") for side in ("px", "py", "nx", "ny")] + [spec.body("ball"),
+                                                                                      spec.site("target")]
+    else:  # dog's make_model(floor_size, remove_ball=task != "fetch")
+        spec.geom("floor").size = [10 if task == "fetch" else 15 * {"trot": 3, "run": 9}.get(task, 1)] * 2 + [.1]
+        removed = [] if task == "fetch" else [spec.body("ball"), spec.geom("target"), spec.camera("ball"),
+                                              spec.camera("head")] + [spec.geom(f"wall_{side}")
+                                                                       for side in ("px", "nx", "py", "ny")]
+    for element in removed:
+        spec.delete(element)
+    return spec.compile()
+
+
+@pytest.mark.parametrize("env_id", ["QuadrupedEscape-v1", "DogRun-v1", "DogFetch-v1"])
+def test_dmc_physics_where_mujoco_versions_differ_is_dm_controls_step_on_the_pinned_mujoco(env_id):
+    """Without the reference environment, for the ids whose physics mujoco 3.17 and 4.0 compute differently:
+    the model as dm_control's make_model builds it, quadruped escape's height field from each episode's
+    bumps as dm_control smooths them (escape_terrain, which the parity test holds against dm_control's own),
+    and MuJoCo 4.0's Python bindings running dm_control's legacy step land on torchpool's next state bit
+    for bit, over 1,200 steps and an autoreset."""
+    import mujoco
+
+    domain, task = registry.DMC_IDS[env_id]
+    frame_skip = registry.DMC_DOMAINS[domain][1]
+    model = _edited_model(domain, task)
     data = mujoco.MjData(model)
-    pool = torchpool.make("QuadrupedEscape-v1", num_envs=1, seed=5, obs_dtype=torch.float64)
+    pool = torchpool.make(env_id, num_envs=1, seed=5, obs_dtype=torch.float64)
     rng = np.random.default_rng(5)
     low, high = pool.action_spec.low.double().numpy(), pool.action_spec.high.double().numpy()
     sizes = (model.nq, model.nv, model.na, model.nv)
-    bumps, terrains = None, 0
+    bumps, terrains, episodes = None, 0, 1
     try:
         pool.reset()
         for t in range(1200):
@@ -271,9 +306,10 @@ def test_quadruped_escape_is_dm_controls_terrain_and_step_on_the_pinned_mujoco()
             action = rng.uniform(low, high)
             td = pool.step(torch.from_numpy(action[None]))
             if bool(td["done"][0]):
+                episodes += 1
                 continue
             after = np.array(pool._core.get_state(0))
-            if bumps is None or not np.array_equal(bumps, before[-900:]):
+            if model.nhfield and (bumps is None or not np.array_equal(bumps, before[-900:])):
                 bumps, terrains = before[-900:], terrains + 1
                 model.hfield_data[:] = escape_terrain(bumps.reshape(30, 30))
             data.time, offset = before[0], 1
@@ -283,11 +319,11 @@ def test_quadruped_escape_is_dm_controls_terrain_and_step_on_the_pinned_mujoco()
             mujoco.mj_step1(model, data)
             data.ctrl[:] = action
             mujoco.mj_step2(model, data)
-            for _ in range(3):
+            for _ in range(frame_skip - 1):
                 mujoco.mj_step(model, data)
             mujoco.mj_step1(model, data)
             replica = np.concatenate([[data.time], data.qpos, data.qvel, data.act, data.qacc_warmstart])
-            assert np.array_equal(after[:len(replica)], replica), f"step {t}: the physics differs"
+            assert np.array_equal(after[:len(replica)], replica), f"{env_id} step {t}: the physics differs"
     finally:
         pool.close()
-    assert terrains == 2
+    assert episodes == 2 and terrains == (2 if model.nhfield else 0)

@@ -27,8 +27,8 @@ _MODULES = {
     "InvertedPendulum": "_mujoco", "InvertedDoublePendulum": "_mujoco",
     # The Control Suite: one family per domain (csrc/envs/dmc/<domain>.h), all in one module.
     **{f"Dmc{domain}": "_dmc" for domain in (
-        "Acrobot", "BallInCup", "Cartpole", "Cheetah", "Finger", "Fish", "Hopper", "Humanoid", "HumanoidCMU", "Lqr",
-        "Manipulator", "Pendulum", "PointMass", "Quadruped", "Reacher", "Stacker", "Swimmer", "Walker")},
+        "Acrobot", "BallInCup", "Cartpole", "Cheetah", "Dog", "Finger", "Fish", "Hopper", "Humanoid", "HumanoidCMU",
+        "Lqr", "Manipulator", "Pendulum", "PointMass", "Quadruped", "Reacher", "Stacker", "Swimmer", "Walker")},
     "Atari": "_atari",
     "Probe": "_testing",
 }

@@ -492,6 +492,7 @@ DMC_DOMAINS: dict[str, tuple[str, int, tuple[str, ...]]] = {
     "cartpole": ("DmcCartpole", 1, ("balance", "balance_sparse", "swingup", "swingup_sparse", "two_poles",
                                     "three_poles")),
     "cheetah": ("DmcCheetah", 1, ("run",)),
+    "dog": ("DmcDog", 3, ("stand", "walk", "trot", "run", "fetch")),
     "finger": ("DmcFinger", 2, ("spin", "turn_easy", "turn_hard")),
     "fish": ("DmcFish", 10, ("upright", "swim")),
     "hopper": ("DmcHopper", 4, ("stand", "hop")),

@@ -43,7 +43,7 @@ enum Field : size_t {
   kScalarFields,
 };
 
-inline constexpr size_t kMaxObservationFields = 8;
+inline constexpr size_t kMaxObservationFields = 16;  // dog fetch has 11
 inline constexpr size_t kMaxExtras = 16;
 
 // The column name of observation field `field` under `key` ("observation" or

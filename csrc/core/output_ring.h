@@ -25,7 +25,7 @@
 
 namespace torchpool {
 
-constexpr size_t kMaxFields = 32;
+constexpr size_t kMaxFields = 64;  // 2 x kMaxObservationFields + the scalars + kMaxExtras
 
 // Where each field of a block's rows is written: field i of row r at
 // address[i] + r * row_stride[i]. A block made from one buffer has Layout's

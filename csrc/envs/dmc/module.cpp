@@ -5,6 +5,7 @@
 #include "envs/dmc/ball_in_cup.h"
 #include "envs/dmc/cartpole.h"
 #include "envs/dmc/cheetah.h"
+#include "envs/dmc/dog.h"
 #include "envs/dmc/finger.h"
 #include "envs/dmc/fish.h"
 #include "envs/dmc/hopper.h"
@@ -53,10 +54,10 @@ PYBIND11_MODULE(_dmc, m) {
   export_families(
       m,
       {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"), family<dmc::Cartpole>("DmcCartpole"),
-       family<dmc::Cheetah>("DmcCheetah"), family<dmc::Finger>("DmcFinger"), family<dmc::Fish>("DmcFish"),
-       family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Humanoid>("DmcHumanoidCMU"),
-       family<dmc::Lqr>("DmcLqr"), family<dmc::Manipulator>("DmcManipulator"), family<dmc::Pendulum>("DmcPendulum"),
-       family<dmc::PointMass>("DmcPointMass"), family<dmc::Quadruped>("DmcQuadruped"),
-       family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"), family<dmc::Swimmer>("DmcSwimmer"),
-       family<dmc::Walker>("DmcWalker")});
+       family<dmc::Cheetah>("DmcCheetah"), family<dmc::Dog>("DmcDog"), family<dmc::Finger>("DmcFinger"),
+       family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"),
+       family<dmc::Humanoid>("DmcHumanoidCMU"), family<dmc::Lqr>("DmcLqr"), family<dmc::Manipulator>("DmcManipulator"),
+       family<dmc::Pendulum>("DmcPendulum"), family<dmc::PointMass>("DmcPointMass"),
+       family<dmc::Quadruped>("DmcQuadruped"), family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"),
+       family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")});
 }
