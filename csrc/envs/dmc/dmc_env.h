@@ -215,9 +215,10 @@ class DmcEnv {
   }
 
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    // Task.before_step: physics.set_control(action); Physics.step(n_sub_steps).
-    std::copy(action.values, action.values + model_->nu, data_->ctrl);
-    physics_step(base_.frame_skip);
+    // Task.before_step: physics.set_control(action); Physics.step(n_sub_steps), less what advance() ran.
+    const int advanced = std::exchange(advanced_, 0);
+    if (advanced == 0) std::copy(action.values, action.values + model_->nu, data_->ctrl);
+    physics_step(base_.frame_skip, advanced);
     StepResult result;
     write_observation(next_.data());
     if (!publish(out)) {
@@ -227,6 +228,14 @@ class DmcEnv {
     result.reward = reward();
     result.terminated = terminated();
     return result;
+  }
+
+  // A step is frame_skip physics steps; advance() runs the next of them ahead of step(), which runs the
+  // rest (NOTE [Split tail] in core/split_tail.h): the same MuJoCo calls in the same order.
+  int substeps() const { return base_.frame_skip; }
+  void advance(const Action& action) {
+    if (advanced_ == 0) std::copy(action.values, action.values + model_->nu, data_->ctrl);
+    physics_substep(advanced_++);
   }
 
   // State injection for parity tests: time, qpos, qvel, act, qacc_warmstart,
@@ -301,15 +310,18 @@ class DmcEnv {
   // Physics.after_reset: a forward with actuation disabled.
   void after_reset() { mj_forward(noact_, data_.get()); }
 
-  // Physics._step_with_up_to_date_position_velocity (legacy_step).
-  void physics_step(int n) {
-    if (model_->opt.integrator != mjINT_RK4) {
-      mj_step2(model_, data_.get());
-      for (int i = 1; i < n; ++i) mj_step(model_, data_.get());
-    } else {
-      for (int i = 0; i < n; ++i) mj_step(model_, data_.get());
-    }
+  // Physics._step_with_up_to_date_position_velocity (legacy_step): mj_step2 (the position and velocity
+  // stages are current), n - 1 mj_steps, then mj_step1 (RK4: n mj_steps, then mj_step1). `done`: how many
+  // of its substeps already ran.
+  void physics_step(int n, int done = 0) {
+    for (int i = done; i < n; ++i) physics_substep(i);
     mj_step1(model_, data_.get());
+  }
+  void physics_substep(int i) {
+    if (i == 0 && model_->opt.integrator != mjINT_RK4)
+      mj_step2(model_, data_.get());
+    else
+      mj_step(model_, data_.get());
   }
 
   // randomizers.randomize_limited_and_rotational_joints: each joint in model
@@ -397,6 +409,7 @@ class DmcEnv {
   std::vector<double> observation_;  // the last published (finite) observation, flat
   std::vector<double> next_;         // the candidate of the step in progress
   ExtraField<bool> unstable_;
+  int advanced_ = 0;  // substeps advance() ran of the step in progress
 };
 
 }  // namespace torchpool::dmc
