@@ -161,7 +161,7 @@ def main():
             set_state(env.physics, domain, task, request["state"])
             env.physics.after_reset()
             reply = {"observation": observation(env)}
-            if env.physics.model.nhfield:
+            if domain == "quadruped" and task == "escape":
                 reply["hfield"] = env.physics.model.hfield_data.tolist()
         elif command == "step":
             if request["state"] is not None:
