@@ -7,6 +7,7 @@ import sys
 import pytest
 import torch
 
+import torchpool
 from torchpool.train.ppo import RECIPES, Args, train
 
 
@@ -307,3 +308,27 @@ def test_the_bounds_loss_charges_only_means_beyond_1_1_times_the_bounds():
     outside = Normal(torch.tensor([[1.6, 2.0], [0.0, -1.2]]), torch.ones(2, 2))
     # row 1: 0.5 beyond on dim 0; row 2: |-1.2 - 2| - 2.2 = 1.0 beyond on dim 1
     torch.testing.assert_close(agent.bounds_loss(outside), torch.tensor((0.25 + 1.0) / 2))
+
+
+def test_fresh_episodes_play_the_mean_action_of_a_continuous_policy(tmp_path):
+    """Continuous agents are evaluated as rl_games' and SB3's deterministic players do: the Gaussian's mean,
+    clipped where training clipped; discrete agents sample (as in training)."""
+    from torchpool.train.ppo import Agent
+
+    spec = torchpool.make("Pendulum-v1", num_envs=1).action_spec
+    agent = Agent(3, spec, (16,), True, "tanh")
+    agent.clip_actions = True
+    with torch.no_grad():
+        agent.actor[-1].bias.fill_(5.0)  # a mean beyond the bound of 2
+        agent.log_std.fill_(1.0)
+    observation = torch.randn(6, 3)
+    played = agent.play(observation)
+    assert torch.equal(played, agent.distribution(observation).mean.clamp(-2.0, 2.0))
+    assert torch.equal(played, torch.full((6, 1), 2.0)), "the mean is clipped into the action bounds"
+    sampled = agent.act(observation)[0]
+    assert not torch.equal(sampled, agent.act(observation)[0]), "training's actions are samples"
+
+    result = train(Args(env_id="Pendulum-v1", **dict(RECIPES["Pendulum-v1"], total_frames=4096, target_return=None,
+                                                     eval_games=2), out_dir=str(tmp_path), progress=False))
+    assert result["evaluation"]["policy"] == "deterministic (the mean action)"
+    assert len(result["evaluation"]["returns"]) == 2

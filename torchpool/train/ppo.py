@@ -290,6 +290,16 @@ class Policy(nn.Module):
         """The update's pass: the action distribution and the value."""
         return self.distribution(observation), self.value(observation)
 
+    def play(self, observation: torch.Tensor) -> torch.Tensor:
+        """The trained policy's action in fresh episodes: continuous agents play their mean action (clipped
+        into the bounds where training clipped), as rl_games' and SB3's deterministic players do; discrete
+        agents sample, as in training (an argmax policy can stall an Atari game)."""
+        distribution = self.distribution(observation)
+        if self.discrete:
+            return distribution.sample()
+        action = distribution.mean
+        return action.clamp(self.low, self.high) if self.clip_actions else action
+
     def act(self, observation: torch.Tensor):
         """The stream's policy: an action plus what PPO needs later, under the batch's keys."""
         distribution, value = self.evaluate(observation)  # one pass where the agent shares a body
@@ -666,9 +676,12 @@ def train(args: Args) -> dict:
     if writer is not None:
         writer.close()
     del stream  # closes the pools
-    # Actions sampled from the trained policy, as during training.
-    evaluation = play_fresh_games(lambda observation: agent.act(observation)[0], args.env_id, args.eval_games,
-                                  args.seed, args.make_kwargs, device) if args.eval_games else None
+    evaluation = None
+    if args.eval_games:
+        with torch.no_grad():
+            evaluation = play_fresh_games(agent.play, args.env_id, args.eval_games, args.seed, args.make_kwargs,
+                                          device)
+        evaluation["policy"] = "sampled" if agent.discrete else "deterministic (the mean action)"
     result = {"env_id": args.env_id, "frames": frames, "wall_seconds": wall, "evaluation": evaluation,
               "final_mean_return": float(np.mean(recent)) if recent else float("nan"),
               "target_return": args.target_return, "seconds_to_target": reached, "frames_per_s": frames / wall,
