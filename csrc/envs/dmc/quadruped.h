@@ -114,9 +114,7 @@ class Quadruped : public DmcEnv {
  public:
   using Model = QuadrupedModel;
   explicit Quadruped(const Model& model) : DmcEnv(model), task_(model) {
-    if (task_.escape)
-      own_model({},
-                {{&mjModel::hfield_data, static_cast<size_t>(model.mj().hfield_nrow[0] * model.mj().hfield_ncol[0])}});
+    if (task_.escape) own_model({}, {{&mjModel::hfield_data, static_cast<size_t>(model.mj().nhfielddata)}});
   }
 
  private:
@@ -153,8 +151,8 @@ class Quadruped : public DmcEnv {
     ball_qvel[1] = 5 * standard_normal(rng);
   }
 
-  // Escape.initialize_episode's terrain: a bowl (0 at the centre, 1 at the rim) times the bumps smoothed
-  // to the height field's resolution, stored as float32.
+  // Escape.initialize_episode's terrain: dm_control's "bowl", .5 - cos(2 pi radius) / 2 (0 at the centre
+  // and from the rim out, 1 halfway), times the bumps smoothed to the height field's resolution, as float32.
   void write_terrain() {
     const int res = model_->hfield_nrow[0], n = bump_resolution();
     const std::vector<double> smooth = spline_zoom(bumps_, n, n, res / static_cast<double>(n));
