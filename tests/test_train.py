@@ -325,8 +325,9 @@ def test_fresh_episodes_play_the_mean_action_of_a_continuous_policy(tmp_path):
     played = agent.play(observation)
     assert torch.equal(played, agent.distribution(observation).mean.clamp(-2.0, 2.0))
     assert torch.equal(played, torch.full((6, 1), 2.0)), "the mean is clipped into the action bounds"
-    sampled = agent.act(observation)[0]
-    assert not torch.equal(sampled, agent.act(observation)[0]), "training's actions are samples"
+    torch.manual_seed(0)
+    samples = [agent.act(observation)[1]["raw_action"] for _ in range(2)]  # before clipping into the bounds
+    assert not torch.equal(*samples), "training's actions are samples"
 
     result = train(Args(env_id="Pendulum-v1", **dict(RECIPES["Pendulum-v1"], total_frames=4096, target_return=None,
                                                      eval_games=2), out_dir=str(tmp_path), progress=False))
