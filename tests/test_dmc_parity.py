@@ -218,6 +218,25 @@ def test_dmc_initial_states_match_dm_control_in_distribution(reference, domain, 
                 f"torchpool mean {ours[name][:, k].mean():.4g}, dm_control {theirs[:, k].mean():.4g})")
 
 
+def _legacy_step(model, data, state: np.ndarray, action: np.ndarray, frame_skip: int) -> np.ndarray:
+    """MuJoCo 4.0's Python bindings from torchpool's state (time, qpos, qvel, act, qacc_warmstart) through
+    dm_control's legacy step (mj_step1 to bring the state's stages up to date, ctrl, mj_step2, frame_skip - 1
+    mj_steps, mj_step1): the next state, laid out the same way."""
+    import mujoco
+
+    data.time, offset = state[0], 1
+    for array in (data.qpos, data.qvel, data.act, data.qacc_warmstart):
+        array[:] = state[offset:offset + len(array)]
+        offset += len(array)
+    mujoco.mj_step1(model, data)
+    data.ctrl[:] = action
+    mujoco.mj_step2(model, data)
+    for _ in range(frame_skip - 1):
+        mujoco.mj_step(model, data)
+    mujoco.mj_step1(model, data)
+    return np.concatenate([[data.time], data.qpos, data.qvel, data.act, data.qacc_warmstart])
+
+
 @pytest.mark.parametrize("env_id", ["HumanoidCMUStand-v1", "WalkerWalk-v1", "CheetahRun-v1", "FingerTurnHard-v1"])
 def test_dmc_physics_is_dm_controls_step_on_the_pinned_mujoco(env_id):
     """Without the reference environment: from each step's state, MuJoCo 4.0's Python bindings running
@@ -242,21 +261,11 @@ def test_dmc_physics_is_dm_controls_step_on_the_pinned_mujoco(env_id):
             if bool(td["done"][0]):
                 continue
             after = np.array(pool._core.get_state(0))
-            data.time, offset = before[0], 1
-            for array, size in zip((data.qpos, data.qvel, data.act, data.qacc_warmstart), sizes):
-                array[:] = before[offset:offset + size]
-                offset += size
-            model_parameters = before[offset:]
+            model_parameters = before[1 + sum(sizes):]
             if domain == "finger":  # the target the episode drew (DmcEnv task parameters)
                 model.site_pos[model.site("target").id, [0, 2]] = model_parameters[:2]
                 model.site_size[model.site("target").id, 0] = model_parameters[2]
-            mujoco.mj_step1(model, data)
-            data.ctrl[:] = action
-            mujoco.mj_step2(model, data)
-            for _ in range(frame_skip - 1):
-                mujoco.mj_step(model, data)
-            mujoco.mj_step1(model, data)
-            replica = np.concatenate([[data.time], data.qpos, data.qvel, data.act, data.qacc_warmstart])
+            replica = _legacy_step(model, data, before, action, frame_skip)
             assert np.array_equal(after[:len(replica)], replica), f"{env_id} step {t}: the physics differs"
     finally:
         pool.close()
@@ -297,7 +306,6 @@ def test_dmc_physics_where_mujoco_versions_differ_is_dm_controls_step_on_the_pin
     pool = torchpool.make(env_id, num_envs=1, seed=5, obs_dtype=torch.float64)
     rng = np.random.default_rng(5)
     low, high = pool.action_spec.low.double().numpy(), pool.action_spec.high.double().numpy()
-    sizes = (model.nq, model.nv, model.na, model.nv)
     bumps, terrains, episodes = None, 0, 1
     try:
         pool.reset()
@@ -312,17 +320,7 @@ def test_dmc_physics_where_mujoco_versions_differ_is_dm_controls_step_on_the_pin
             if model.nhfield and (bumps is None or not np.array_equal(bumps, before[-900:])):
                 bumps, terrains = before[-900:], terrains + 1
                 model.hfield_data[:] = escape_terrain(bumps.reshape(30, 30))
-            data.time, offset = before[0], 1
-            for array, size in zip((data.qpos, data.qvel, data.act, data.qacc_warmstart), sizes):
-                array[:] = before[offset:offset + size]
-                offset += size
-            mujoco.mj_step1(model, data)
-            data.ctrl[:] = action
-            mujoco.mj_step2(model, data)
-            for _ in range(frame_skip - 1):
-                mujoco.mj_step(model, data)
-            mujoco.mj_step1(model, data)
-            replica = np.concatenate([[data.time], data.qpos, data.qvel, data.act, data.qacc_warmstart])
+            replica = _legacy_step(model, data, before, action, frame_skip)
             assert np.array_equal(after[:len(replica)], replica), f"{env_id} step {t}: the physics differs"
     finally:
         pool.close()
