@@ -286,19 +286,17 @@ class DmcEnv {
   // Gives this env a model of its own whose `edited` arrays are private (NOTE [Shallow model copies]).
   void own_model(std::initializer_list<EditedArray> edited, std::initializer_list<EditedFloatArray> floats = {}) {
     own_ = std::make_unique<mjModel>(*model_);
-    for (const EditedArray& array : edited) {
-      std::vector<mjtNum>& copy =
-          owned_arrays_.emplace_back(own_.get()->*array.field, own_.get()->*array.field + array.count);
-      own_.get()->*array.field = copy.data();
-    }
-    for (const EditedFloatArray& array : floats) {
-      std::vector<float>& copy =
-          owned_floats_.emplace_back(own_.get()->*array.field, own_.get()->*array.field + array.count);
-      own_.get()->*array.field = copy.data();
-    }
+    for (const EditedArray& array : edited) own_array(owned_arrays_, array.field, array.count);
+    for (const EditedFloatArray& array : floats) own_array(owned_floats_, array.field, array.count);
     own_noact_ = std::make_unique<mjModel>(without_actuation(*own_));  // shares the private arrays too
     model_ = own_.get();
     noact_ = own_noact_.get();
+  }
+  // Points own_'s `field` at a private copy of its `count` values, kept in `store`.
+  template <class T>
+  void own_array(std::deque<std::vector<T>>& store, T* mjModel::* field, size_t count) {
+    std::vector<T>& copy = store.emplace_back(own_.get()->*field, own_.get()->*field + count);
+    own_.get()->*field = copy.data();
   }
   // Applies an edit to this env's model (after own_model(); only its private arrays may change).
   template <class Edit>
