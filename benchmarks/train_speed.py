@@ -239,8 +239,18 @@ def recipe_run(env_id: str, system: str, seed: int, max_seconds: float) -> dict:
         result = train(Args(env_id=env_id, **dict(settings, seed=seed, progress=False, out_dir=folder)))
     evaluation = result["evaluation"]
     return {"seconds_to_target": result["seconds_to_target"], "curve": result["curve"], "frames": result["frames"],
-            "fresh": evaluation["mean_return"] if evaluation else None, "time_split": result["time_split"],
+            "fresh": evaluation["mean_return"] if evaluation else None,
+            "fresh_sampled": evaluation["sampled"]["mean_return"] if evaluation and "sampled" in evaluation else None,
+            "time_split": result["time_split"],
             "frames_per_s": result["frames_per_s"], "target": result["target_return"]}
+
+
+def _fresh(run: dict) -> str:
+    """A run's fresh episodes: the mean action's mean return, and the sampled policy's after a slash."""
+    if run.get("fresh") is None:
+        return "-"
+    sampled = run.get("fresh_sampled")
+    return f"{run['fresh']:,.0f}" + ("" if sampled is None else f" / {sampled:,.0f}")
 
 
 def child_run(env_id: str, system: str, seed: int, max_seconds: float) -> dict:
@@ -267,20 +277,21 @@ def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
         print(f"{system} seed {seed}: {_minutes(run['seconds_to_target'])} to {ANT_TARGET:,.0f}, "
               f"{run['frames']:,} frames, best mean {best:,.0f}", flush=True)
     lines = ["| system | seeds | minutes to a mean of 5,000 (per seed) | median | frames at the stop (per seed) | "
-             "best mean of 20 | 10 fresh episodes' mean (per seed) |", "|---|---|---|---:|---|---:|---|"]
+             "best mean of 20 | 10 fresh episodes' mean (per seed; mean action / sampled) |",
+             "|---|---|---|---:|---|---:|---|"]
     medians = {}
     for name, system_runs in runs.items():
         seconds = [run["seconds_to_target"] for _, run in system_runs]
         # A run that missed the target counts as slower than every run that reached it.
         median = statistics.median(math.inf if s is None else s for s in seconds)
         medians[name] = None if math.isinf(median) else median
-        fresh = [run.get("fresh") for _, run in system_runs]
+        fresh = [_fresh(run) for _, run in system_runs]
         best = max(mean for _, run in system_runs for _, _, mean in run["curve"])
         frames = ", ".join(f"{run['frames']:,}" for _, run in system_runs)
         lines.append(f"| {name} | {', '.join(str(seed) for seed, _ in system_runs)} | "
                      f"{', '.join(_minutes(s) for s in seconds)} | {_minutes(medians[name])} | "
                      f"{frames} | "
-                     f"{best:,.0f} | {', '.join('-' if f is None else f'{f:,.0f}' for f in fresh)} |")
+                     f"{best:,.0f} | {', '.join(fresh)} |")
     plot_curves({name: [run["curve"] for _, run in system_runs] for name, system_runs in runs.items()},
                 HERE / "train_speed_ant.png", "Ant-v4 on 2 CPU cores, one curve per seed", target=ANT_TARGET)
     ours, theirs = (medians[name] for name in list(ANT_SYSTEMS)[:2])
@@ -419,13 +430,13 @@ def to_targets(references: dict[str, str], seeds: list[int], minutes: float, key
             print(f"{env_id} seed {seed}: {_minutes(run['seconds_to_target'])} min to {run['target']:,.0f}, "
                   f"{run['frames']:,} frames", flush=True)
     lines = ["| env | seed | target | minutes to the target | frames to the target | frames/s | best mean of 20 | "
-             f"10 fresh episodes' mean | {reference_column} |",
+             f"10 fresh episodes' mean (mean action / sampled) | {reference_column} |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for env_id, env_runs in runs.items():
         for run in env_runs:
             best = max((mean for _, _, mean in run["curve"]), default=float("nan"))
             reached = run["seconds_to_target"] is not None
-            fresh = "-" if run["fresh"] is None else f"{run['fresh']:,.0f}"
+            fresh = _fresh(run)
             lines.append(f"| {env_id} | {run['seed']} | {run['target']:,.0f} | {_minutes(run['seconds_to_target'])} | "
                          f"{run['frames']:,}{'' if reached else ' (not reached)'} | {run['frames_per_s']:,.0f} | "
                          f"{best:,.0f} | {fresh} | {references[env_id]} |")

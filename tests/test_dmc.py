@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from split_tail import assert_split_steps_equal_one_thread
 
 import torchpool
 from torchpool import _family_modules, registry
@@ -176,32 +177,11 @@ def test_lqr_terminates_with_discount_zero_near_the_origin_and_its_springs_follo
         again.close()
 
 
-# NOTE [Split tail] (csrc/core/split_tail.h): in a sync pool on 2+ threads the last envs of a step run the
-# suite's frame_skip physics steps one at a time on whichever thread is free; the first is the legacy
-# step's mj_step2, the step's end its mj_step1. Every output must be bit-identical to a one-thread pool.
+# NOTE [Split tail]: here the split steps are the suite's frame_skip physics steps; the first is the legacy
+# step's mj_step2, the step's end its mj_step1.
 @pytest.mark.parametrize("env_id, autoreset", [("WalkerWalk-v1", "same_step"), ("QuadrupedRun-v1", "same_step"),
                                                ("FingerTurnHard-v1", "next_step")])
 def test_steps_split_over_threads_give_every_output_of_one_thread(env_id, autoreset):
-    num_envs, steps = 8, 120
-
-    def run(num_threads: int, send_recv: bool) -> dict[str, torch.Tensor]:
-        with torchpool.make(env_id, num_envs=num_envs, num_threads=num_threads, seed=5, autoreset=autoreset,
-                            obs_dtype=torch.float64, flatten_obs=True, max_episode_steps=50) as pool:
-            shape = (num_envs, *pool.action_spec.shape)
-            actions = torch.from_numpy(np.random.default_rng(4).uniform(-1, 1, size=(steps, *shape)))
-            pool.reset()
-            rows = []
-            for action in actions:
-                if send_recv:
-                    pool.send(action)
-                    rows.append(pool.recv().clone())
-                else:
-                    rows.append(pool.step(action).clone())
-            return {key: torch.stack([row[key] for row in rows]) for key in rows[0].keys()}
-
-    one = run(1, send_recv=False)
+    one = assert_split_steps_equal_one_thread(env_id, num_envs=8, steps=120, autoreset=autoreset, flatten_obs=True,
+                                              max_episode_steps=50)
     assert one["done"].any(), "the time limit should end episodes inside the run"
-    for send_recv in (False, True):
-        split = run(2, send_recv)
-        for key, expected in one.items():
-            assert torch.equal(split[key], expected), f"{key} differs from one thread (send_recv={send_recv})"

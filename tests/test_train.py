@@ -333,3 +333,7 @@ def test_fresh_episodes_play_the_mean_action_of_a_continuous_policy(tmp_path):
                                                      eval_games=2), out_dir=str(tmp_path), progress=False))
     assert result["evaluation"]["policy"] == "deterministic (the mean action)"
     assert len(result["evaluation"]["returns"]) == 2
+    sampled = result["evaluation"]["sampled"]  # the same seeds with training's sampled actions
+    assert len(sampled["returns"]) == 2 and sampled["returns"] != result["evaluation"]["returns"]
+    agent.clip_actions = False  # the raw sample: a clipped one may land on the bound the mean was clipped to
+    assert not torch.equal(agent.play(observation, deterministic=False), agent.play(observation))

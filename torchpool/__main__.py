@@ -128,8 +128,12 @@ def _train(args: argparse.Namespace) -> None:
         print(f"reached the target {result['target_return']} in {result['seconds_to_target']:.1f} s")
     if result["evaluation"] is not None:
         evaluation = result["evaluation"]
-        print(f"{evaluation['games']} fresh episodes with the trained policy (new seeds): mean return "
-              f"{evaluation['mean_return']:.1f} ({', '.join(f'{r:g}' for r in evaluation['returns'])})")
+        print(f"{evaluation['games']} fresh episodes with the trained policy (new seeds, {evaluation['policy']}): "
+              f"mean return {evaluation['mean_return']:.1f} ({', '.join(f'{r:g}' for r in evaluation['returns'])})")
+        if "sampled" in evaluation:
+            sampled = evaluation["sampled"]
+            print(f"the same seeds with sampled actions (as in training): mean return {sampled['mean_return']:.1f} "
+                  f"({', '.join(f'{r:g}' for r in sampled['returns'])})")
     saved = [f"{stem}.png (learning curve)"] if Path(f"{stem}.png").exists() and result["curve"] else []
     print(f"saved {', '.join([*saved, f'{stem}.pt (weights)', f'{stem}.json'])}")
 

@@ -354,7 +354,7 @@ def train(args: Args) -> dict:
     del stream  # closes the pools
     evaluation = None
     if args.eval_games:
-        # Unlike PPO's evaluation (which samples), the actor plays its deterministic action: the squashed mean.
+        # The actor plays its deterministic action, the squashed mean (as PPO's continuous agents play theirs).
         evaluation = play_fresh_games(actor.deterministic_act, args.env_id, args.eval_games, args.seed,
                                       args.make_kwargs, device)
         evaluation["policy"] = "deterministic (the squashed mean action)"
