@@ -114,7 +114,7 @@ class Args:
     """stop after this many seconds of training wall time"""
     eval_games: int = 0
     """after training, play this many fresh episodes (new seeds, rewards unclipped; continuous actions: the policy's
-    mean action, discrete ones: sampled) and report their mean"""
+    mean action, and the same seeds again sampled; discrete ones: sampled) and report their mean"""
     make_kwargs: dict = field(default_factory=dict)
     """task kwargs for torchpool.make (the Atari recipes: episodic_life, reward_clip)"""
     out_dir: str = "runs"
