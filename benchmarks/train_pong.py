@@ -32,7 +32,9 @@ HISTORY = {"tuned-v1": "the first CPU recipe (as tuned, but the learning rate an
                        "2 torch threads while collecting); the first run of tutorials/02_pong.ipynb",
            "adaptive": "as tuned, but the adaptive learning rate capped at rl_games' 1e-2 instead of 1e-3; "
                        "seed 1 is the run of tutorials/02_pong.ipynb before the cap",
-           "capped": "the tuned settings: the 12-minute probe of seed 2 that set the cap (kl_lr_max 1e-3)"}
+           "capped": "the tuned settings: the 12-minute probe of seed 2 that set the cap (kl_lr_max 1e-3)",
+           "tuned-12-02": "the same recipe's recording of 2026-12-02, before the update's fused Adam and its own "
+                          "shuffle generator"}
 
 
 def run(recipe: str, seed: int, max_seconds: float) -> dict:
