@@ -688,8 +688,10 @@ def train(args: Args) -> dict:
         with torch.no_grad():
             evaluation = play_fresh_games(agent.play, args.env_id, args.eval_games, args.seed, args.make_kwargs,
                                           device)
-            evaluation["policy"] = "sampled" if agent.discrete else "deterministic (the mean action)"
-            if not agent.discrete:
+            if agent.discrete:
+                evaluation["policy"] = "sampled"
+            else:
+                evaluation["policy"] = "deterministic (the mean action)"
                 # The sampled policy too, on the same seeds: it is what the training curve measured, and the
                 # two can part ways (a WalkerWalk-v1 policy whose mean action never stands up, tutorials/08).
                 evaluation["sampled"] = play_fresh_games(partial(agent.play, deterministic=False), args.env_id,
