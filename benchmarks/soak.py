@@ -231,6 +231,7 @@ def threads_and_fds() -> tuple[int, int]:
 
 def cycles(count: int, seed: int, progress: bool) -> dict:
     gc.collect()
+    time.sleep(0.2)  # the soak's joined threads leave /proc a moment after join() returns, as after the cycles
     before = threads_and_fds()
     rng = random.Random(seed)
     for i in tqdm(range(count), desc="make/close", leave=False, disable=not progress):

@@ -5,7 +5,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from threads import native_threads
+from threads import started_since, torchpool_threads
 
 import torchpool
 from torchpool.pool import Pool
@@ -286,14 +286,9 @@ def test_actions_accept_numpy_lists_and_int32():
         pool.step(torch.zeros(2, 1, dtype=torch.float64))
 
 
-def _worker_affinities() -> list[str]:
-    import os
-
-    lists = []
-    for task in os.listdir("/proc/self/task"):
-        with open(f"/proc/self/task/{task}/status") as status:
-            lists += [line.split()[1] for line in status if line.startswith("Cpus_allowed_list")]
-    return lists
+def _affinity(tid: int) -> str:
+    with open(f"/proc/self/task/{tid}/status") as status:
+        return next(line.split()[1] for line in status if line.startswith("Cpus_allowed_list"))
 
 
 def test_thread_affinity_offset_pins_each_worker_to_one_core():
@@ -301,11 +296,11 @@ def test_thread_affinity_offset_pins_each_worker_to_one_core():
 
     if (os.cpu_count() or 1) < 2:
         pytest.skip("needs two cores")
-    before = _worker_affinities()
+    before = torchpool_threads()
     with torchpool.make("CartPole-v1", num_envs=4, num_threads=2, thread_affinity_offset=0) as pool:
         pool.reset()
-        pinned = [cpus for cpus in _worker_affinities() if cpus not in before]
-        assert sorted(pinned) == ["0", "1"], f"worker affinities: {_worker_affinities()}"
+        pinned = sorted(_affinity(tid) for tid in torchpool_threads() - before)
+        assert pinned == ["0", "1"], f"the pool's workers' affinities: {pinned}"
 
 
 def test_the_gil_is_released_while_waiting():
@@ -341,12 +336,13 @@ def test_the_gil_is_released_while_waiting():
 ])
 def test_pool_schedule_names_the_mode_and_the_threads_it_starts(env_id, num_envs, batch_size, num_threads, mode,
                                                                 worker_threads):
-    before = native_threads()
+    before = torchpool_threads()
     with torchpool.make(env_id, num_envs=num_envs, batch_size=batch_size, num_threads=num_threads) as pool:
         schedule = pool.schedule
         assert schedule["mode"] == mode, schedule
         assert schedule["worker_threads"] == worker_threads
-        assert native_threads() - before == worker_threads, "pool.schedule's worker_threads are the OS threads"
+        assert started_since(before, settle_to=worker_threads) == worker_threads, \
+            "pool.schedule's worker_threads are the OS threads"
         assert (schedule["caller_last_items_spin_us"] > 0) == (mode == "caller_as_worker"), schedule
         assert schedule["caller_runs_items"] == (mode != "workers"), schedule
         assert schedule["split_tail_substeps"] == 0, "ALE cannot split a step"
@@ -373,15 +369,15 @@ def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_
     # one of num_threads (a sync pool of 1 thread has no worker left). Async
     # batches of 16 (~200 us) keep every worker.
     kwargs = dict(num_envs=6, num_threads=2, max_sleep_us=50.0, episode_length=7, seed=4)
-    before = native_threads()
+    before = torchpool_threads()
     rng = np.random.default_rng(0)
     actions = [torch.from_numpy(rng.integers(0, 1000, size=6)) for _ in range(30)]
     with torchpool.make("_Probe-v0", **kwargs) as sync:
-        assert native_threads() - before == 1
+        assert started_since(before, settle_to=1) == 1
         sync.reset()
         helped = [sync.step(a)["observation"].clone() for a in actions]
     with torchpool.make("_Probe-v0", **{**kwargs, "num_threads": 1}) as alone:
-        assert native_threads() - before == 0  # no worker: the caller steps every env
+        assert started_since(before, settle_to=0) == 0  # no worker: the caller steps every env
         alone.reset()
         for t, (a, expected) in enumerate(zip(actions, helped)):
             if t % 2:
@@ -390,7 +386,7 @@ def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_
                 alone.send(a)
                 torch.testing.assert_close(alone.recv()["observation"], expected)
     with torchpool.make("_Probe-v0", batch_size=3, **kwargs) as short:
-        assert native_threads() - before == 1
+        assert started_since(before, settle_to=1) == 1
         short.reset()
         for a, expected in zip(actions, helped):
             short.send(a[:3], env_id=[0, 1, 2])
@@ -401,7 +397,7 @@ def test_the_caller_takes_a_workers_place_in_sync_pools_and_short_async_batches_
                 got[out["env_id"]] = out["observation"]
             torch.testing.assert_close(got, expected)
     with torchpool.make("_Probe-v0", **{**kwargs, "num_envs": 32, "batch_size": 16}):
-        assert native_threads() - before == 2
+        assert started_since(before, settle_to=2) == 2
 
 
 def test_a_sync_send_wakes_the_workers_so_envs_step_while_the_caller_is_away():

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 import torch
-from threads import native_threads
+from threads import started_since, torchpool_threads
 from torch import nn
 
 import torchpool
@@ -90,14 +90,14 @@ class Noop(nn.Module):
 
 
 def test_breaking_out_stops_the_collector_and_closes_its_pools():
-    before = native_threads()
+    before = torchpool_threads()
     stream = torchpool.stream("Pong-v5", Noop(), num_envs=4, frames_per_batch=64, prefetch=True)
     for k, _batch in enumerate(stream):
         if k == 2:
             break
     del _batch
     assert not any(t.name == "torchpool-prefetch" for t in threading.enumerate())
-    assert native_threads() == before
+    assert started_since(before, settle_to=0) == 0
 
 
 class Failing(nn.Module):

@@ -5,7 +5,7 @@ import traceback
 import pytest
 import torch
 from tensordict import TensorDict
-from threads import native_threads
+from threads import started_since, torchpool_threads
 
 import torchpool
 
@@ -189,14 +189,14 @@ def test_stops_at_total_frames_and_reports_its_length():
 
 
 def test_break_leaves_no_thread_running_and_an_existing_pool_reusable():
-    before = native_threads()
+    before = torchpool_threads()
     stream_threads = []
     for _ in torchpool.stream("Pendulum-v1", lambda obs: torch.zeros(obs.shape[0], 1), num_envs=4,
                               frames_per_batch=8, num_threads=2, split_envs=True):
-        stream_threads.append(native_threads())
+        stream_threads.append(started_since(before))
         break
-    assert stream_threads == [before + 4], "two pools of two workers ran"
-    assert native_threads(settle_to=before) == before, "owned pools are closed when the loop ends"
+    assert stream_threads == [4], "two pools of two workers ran"
+    assert started_since(before, settle_to=0) == 0, "owned pools are closed when the loop ends"
     with torchpool.make("CartPole-v1", num_envs=4) as pool:
         for _ in torchpool.stream(pool, lean_right, frames_per_batch=8):
             break
@@ -237,11 +237,11 @@ def test_an_exception_in_the_policy_propagates_with_its_traceback():
             raise ValueError("policy exploded")
         return lean_right(observation)
 
-    before = native_threads()
+    before = torchpool_threads()
     with pytest.raises(ValueError, match="policy exploded") as error:
         list(torchpool.stream("CartPole-v1", broken_policy, num_envs=4, frames_per_batch=40, total_frames=80))
     assert "broken_policy" in "".join(traceback.format_tb(error.value.__traceback__))
-    assert native_threads(settle_to=before) == before
+    assert started_since(before, settle_to=0) == 0
 
 
 @pytest.mark.parametrize("bad_from_call", [1, 30])  # the first step, and one in the CPU hot loop
