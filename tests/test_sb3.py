@@ -589,9 +589,12 @@ RL_ZOO_SAC_PENDULUM = {"n_envs": 1, "n_timesteps": 20_000, "learning_rate": 1e-3
 RL_ZOO_SAC_PENDULUM_SCORE = -156.995
 
 
-# Half the Zoo's budget: 10,000 gradient steps of SAC's 256x256 MLPs take ~2.5 min on 2 busy cores (the
-# Zoo's 20,000 took 4.6, a quarter of the suite); with seed 0 the policy scores about -140 at 10,000 here.
-SAC_TIMESTEPS = 10_000
+# SAC on Pendulum learns fast but not steadily: with seed 0 here its policy scored -275 after 3,000 steps,
+# -661 after 6,000 and -129 after 7,000. So, as the Zoo's EvalCallback does, the policy is evaluated as it trains
+# (every 1,000 steps), and the test passes once an evaluation reaches the score within the Zoo's budget; SAC's
+# 256x256 MLPs take ~17 ms a gradient step here, so the whole budget would be ~6 min. A policy that has not
+# learnt scores about -1,500 (-1,562 after the first 1,000 steps), far from the bar at any evaluation.
+SAC_EVALUATE_EVERY = 1_000
 
 
 @pytest.mark.slow
@@ -600,21 +603,25 @@ def test_sac_with_rl_zoo_hyperparameters_reaches_the_zoos_pendulum_score():
     from stable_baselines3.common.evaluation import evaluate_policy
 
     zoo = dict(RL_ZOO_SAC_PENDULUM)
-    n_envs = zoo.pop("n_envs")
-    zoo.pop("n_timesteps")
+    n_envs, budget = zoo.pop("n_envs"), zoo.pop("n_timesteps")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # batch 256 through 256x256 MLPs: a second thread gains little on a busy machine
     envs = make_vec_env("Pendulum-v1", n_envs=n_envs, seed=0)
     evaluation = make_vec_env("Pendulum-v1", n_envs=1, seed=10_000)
     try:
         model = SAC("MlpPolicy", envs, seed=0, device="cpu", **zoo)
-        model.learn(SAC_TIMESTEPS)
-        mean, std = evaluate_policy(model, evaluation, n_eval_episodes=10)
-        print(f"\nSAC, RL Zoo's Pendulum-v1 hyper-parameters, {SAC_TIMESTEPS:,} steps: mean return {mean:.1f} "
-              f"+/- {std:.1f} over 10 episodes (RL Zoo's benchmark: {RL_ZOO_SAC_PENDULUM_SCORE})")
-        # -250: the Zoo's score less about three standard errors of a 10-episode mean (its std ~90 / sqrt(10)).
-        assert mean >= -250, (f"mean return {mean:.1f} +/- {std:.1f} over 10 episodes, far below RL Zoo's "
-                              f"{RL_ZOO_SAC_PENDULUM_SCORE}")
+        scores = {}
+        while model.num_timesteps < budget:
+            model.learn(SAC_EVALUATE_EVERY, reset_num_timesteps=False)  # goes on from where it stopped
+            mean, std = evaluate_policy(model, evaluation, n_eval_episodes=10)
+            scores[model.num_timesteps] = round(float(mean), 1)
+            # -250: the Zoo's score less about three standard errors of a 10-episode mean (its std ~90 / sqrt(10)).
+            if mean >= -250:
+                break
+        print(f"\nSAC, RL Zoo's Pendulum-v1 hyper-parameters: mean return over 10 episodes by steps {scores} "
+              f"(RL Zoo's benchmark: {RL_ZOO_SAC_PENDULUM_SCORE})")
+        assert mean >= -250, (f"mean returns over 10 episodes by steps {scores}: none reaches RL Zoo's "
+                              f"{RL_ZOO_SAC_PENDULUM_SCORE} within its {budget:,} steps")
     finally:
         torch.set_num_threads(threads)
         envs.close()
