@@ -1,7 +1,8 @@
 """Delivers SIGINT at random points of one kind of blocking call, and checks the pool after each.
 
-Run as a script (``python interrupt_harness.py '<json>'``) by tests/test_interrupts.py,
-so that a hang is a timeout and a KeyboardInterrupt never reaches pytest.
+Run as a script (``python interrupt_harness.py '<json list of cases>'``) by tests/test_interrupts.py,
+so that a hang is a timeout and a KeyboardInterrupt never reaches pytest. The cases run one
+after the other, each with a pool of its own.
 
 ``torchpool.testing.Interrupter`` sends SIGINT at random moments; it lands
 only while armed, from just before a pool call until the statement after it.
@@ -10,7 +11,8 @@ Rows are checked with `_Probe-v0`, whose observation is [steps in the episode,
 last action, resets, total steps]: per env, the total-steps counter of the
 rows received must only go up (no stale or repeated row) and, where a call
 cannot have been discarded (async recv), by exactly one per step (no lost row).
-Prints one JSON line: calls, interrupts, worst interrupt latency, rows checked.
+Prints one JSON line a case: its index, then calls, interrupts, worst interrupt latency and rows
+checked, or the error that ended it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import traceback
 
 import torch
 
@@ -177,4 +180,9 @@ def run(case: dict) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(run(json.loads(sys.argv[1]))))
+    for case in json.loads(sys.argv[1]):
+        try:
+            report = run(case)
+        except (Exception, KeyboardInterrupt):  # reported as this case's failure; the next case goes on
+            report = {"error": traceback.format_exc()[-3000:]}
+        print(json.dumps({"index": case["index"], **report}), flush=True)

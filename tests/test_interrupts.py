@@ -1,9 +1,9 @@
 """Ctrl-C inside any blocking call leaves the pool consistent, and the next call works.
 
-Each case runs tests/interrupt_harness.py in a fresh interpreter (a hang is a
-timeout; a KeyboardInterrupt never reaches pytest), which delivers SIGINT at
-random points of one kind of call for a few seconds and checks the pool
-after each interrupt (NOTE [Interrupted calls] in csrc/core/executor.h).
+The cases run in tests/interrupt_harness.py, in a fresh interpreter of their
+own (a hang is a timeout; a KeyboardInterrupt never reaches pytest), which
+delivers SIGINT at random points of one kind of call for a few seconds and
+checks the pool after each interrupt (NOTE [Interrupted calls] in csrc/core/executor.h).
 """
 
 import json
@@ -44,17 +44,35 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("call, env, num_envs, batch_size, num_threads, kwargs", CASES,
-                         ids=[f"{c[0]}-{c[1]}-{c[2]}" + (f"/{c[3]}" if c[3] else "") for c in CASES])
-def test_interrupts_at_random_points_leave_the_pool_usable(call, env, num_envs, batch_size, num_threads, kwargs):
+@pytest.fixture(scope="module")
+def harness_reports() -> tuple[dict[int, dict], str]:
+    """Every case of CASES, one after the other in one fresh interpreter (starting one, torch imported, takes
+    ~3 s: as long as a case), each with a pool of its own; the reports by case index, and the harness's
+    stderr. A case that hangs ends the run at the timeout: it and the cases after it have no report."""
     # Sanitized builds run the envs several times slower: tools/sanitize.sh stretches time and gaps alike.
     slowdown = float(os.environ.get("TORCHPOOL_TEST_SLOWDOWN", "1"))
-    case = {"call": call, "env": env, "num_envs": num_envs, "batch_size": batch_size, "num_threads": num_threads,
-            "kwargs": kwargs, "seconds": 2.0 * slowdown, "gap": 0.02 * slowdown}
-    result = subprocess.run([sys.executable, HARNESS, json.dumps(case)], capture_output=True, text=True,
-                            timeout=120 * slowdown)
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    cases = [{"index": index, "call": call, "env": env, "num_envs": num_envs, "batch_size": batch_size,
+              "num_threads": num_threads, "kwargs": kwargs, "seconds": 2.0 * slowdown, "gap": 0.02 * slowdown}
+             for index, (call, env, num_envs, batch_size, num_threads, kwargs) in enumerate(CASES)]
+    harness = subprocess.Popen([sys.executable, HARNESS, json.dumps(cases)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        stdout, stderr = harness.communicate(timeout=(60 + 15 * len(cases)) * slowdown)
+    except subprocess.TimeoutExpired:
+        harness.kill()
+        stdout, stderr = harness.communicate()
+        stderr += "\n(the harness hung: killed at the timeout)"
+    reports = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+    return {report["index"]: report for report in reports}, f"exit code {harness.returncode}\n{stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("index", range(len(CASES)),
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}" + (f"/{c[3]}" if c[3] else "") for c in CASES])
+def test_interrupts_at_random_points_leave_the_pool_usable(index, harness_reports):
+    reports, harness_stderr = harness_reports
+    assert index in reports, f"the harness ended before reporting this case: {harness_stderr}"
+    report = reports[index]
+    assert "error" not in report, report["error"]
     assert report["interrupts"] >= 1, f"no interrupt landed, so nothing was tested: {report}"
     assert report["calls"] > report["interrupts"], f"no call completed between interrupts: {report}"
     # How promptly an interrupt lands is measured (and recorded) by benchmarks/soak.py, not asserted here:
