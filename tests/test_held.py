@@ -1,5 +1,7 @@
 """HeldWatch (torchpool/_held.py): when may the owner of a TensorDict write into its memory again?"""
 
+import sys
+
 import pytest
 import torch
 from tensordict import TensorDict
@@ -50,3 +52,25 @@ def test_without_torchs_storage_use_count_every_buffer_counts_as_held(monkeypatc
 
 def test_torch_still_has_the_private_storage_use_count():
     assert _held._storage_use_count is not None, "torch._C._storage_Use_Count is gone: buffers are never reused"
+
+
+def test_free_threaded_python_is_refused_by_name(monkeypatch):
+    # NOTE [Free-threaded Python]: without the GIL the reference counts cannot show every holder.
+    monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
+    with pytest.raises(RuntimeError, match=r"free-threaded Python .*sys\._is_gil_enabled\(\) is False.*PYTHON_GIL=1"):
+        HeldWatch(TensorDict({"a": torch.zeros(3)}, batch_size=[]))
+    monkeypatch.setattr(sys, "_is_gil_enabled", lambda: True)
+    assert HeldWatch(TensorDict({"a": torch.zeros(3)}, batch_size=[])).arm().reusable(), \
+        "a free-threaded build running with the GIL (PYTHON_GIL=1) must be accepted"
+
+
+def test_a_pool_on_free_threaded_python_raises_and_the_process_goes_on(monkeypatch):
+    import torchpool
+
+    monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
+    with pytest.raises(RuntimeError, match="free-threaded"):
+        torchpool.make("CartPole-v1", num_envs=2)
+    monkeypatch.undo()
+    with torchpool.make("CartPole-v1", num_envs=2) as pool:
+        assert pool.reset()["observation"].shape == (2, 4)
+

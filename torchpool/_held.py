@@ -32,6 +32,17 @@ corrupts the heap. So ``reusable()`` also compares each storage's address with
 the one the buffer was made with. A moved buffer is never written
 again, even after the user lets it go: shared memory may be mapped by another
 process that still reads it.
+
+NOTE [Free-threaded Python]
+The scheme reads reference counts as a stable record of who holds what: the
+GIL makes each count exact while ``held()`` reads it. Free-threaded CPython
+(3.13t and later with the GIL off: ``sys._is_gil_enabled()`` is False)
+splits a count between its owning thread and the others and merges them
+lazily, so a reference held on another thread can be missed and a buffer
+the user still reads overwritten. A watch refuses to be made there (a
+free-threaded build with ``PYTHON_GIL=1`` runs with the GIL and is fine).
+The semantics of the counts it reads are pinned by
+tests/test_storage_use_count.py.
 """
 
 from __future__ import annotations
@@ -51,6 +62,17 @@ if TYPE_CHECKING:
 _storage_use_count = getattr(torch._C, "_storage_Use_Count", None)
 
 
+def _refuse_free_threaded() -> None:
+    """Raises where the GIL is off: NOTE [Free-threaded Python]."""
+    gil_enabled = getattr(sys, "_is_gil_enabled", None)  # Python 3.13+; always on before
+    if gil_enabled is not None and not gil_enabled():
+        raise RuntimeError(
+            "torchpool does not run on free-threaded Python with the GIL off (sys._is_gil_enabled() is False, "
+            "a Py_GIL_DISABLED build): it reuses output buffers only when reference counts show nobody holds "
+            "them, and without the GIL those counts can miss a holder, so buffers you still read could be "
+            "overwritten. Use a standard CPython build, or run this one with PYTHON_GIL=1 (or -X gil=1).")
+
+
 class HeldWatch:
     """Owns a TensorDict and tells whether its memory may be written again.
 
@@ -65,6 +87,7 @@ class HeldWatch:
     def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor] | None = None):
         """``anchors``: one tensor per storage to watch (e.g. the byte buffer all
         leaves view); default: every leaf (each with a storage of its own)."""
+        _refuse_free_threaded()
         self.tensordict = tensordict
         self._leaves = tuple(tensordict.values(include_nested=True, leaves_only=True))
         self._anchors = self._leaves if anchors is None else tuple(anchors)
