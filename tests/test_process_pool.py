@@ -389,11 +389,11 @@ def test_make_refuses_bad_env_fns_before_any_batch():
         torchpool.make(python_envs.dict_action_env, num_envs=2, num_workers=1)
     with pytest.raises(ValueError, match="list of 3 constructors, but num_envs=2"):
         torchpool.make([python_envs.FailingEnv] * 3, num_envs=2)
-    with pytest.raises(ValueError, match="env_kwargs must be a list of num_envs=2 dicts"):
+    with pytest.raises(ValueError, match="env_kwargs must be a dict \\(for every env\\) or a list of num_envs=2 dicts"):
         torchpool.make(python_envs.FailingEnv, num_envs=2, env_kwargs=[{}])
     with pytest.raises(ValueError, match="num_threads and obs_dtype apply to torchpool's C\\+\\+ envs"):
         torchpool.make(python_envs.FailingEnv, num_envs=2, num_threads=2)
-    with pytest.raises(RuntimeError, match="(?s)could not build.*(NameNotFound|doesn't exist)"):
+    with pytest.raises(gymnasium.error.NameNotFound, match="(?s)doesn't exist.*must be registered in this process"):
         torchpool.make("gymnasium:NoSuchEnv-v0", num_envs=1)
 
 

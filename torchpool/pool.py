@@ -34,7 +34,7 @@ import torch
 from . import _core, _family_modules, errors, registry
 from ._cpus import available_cpus
 from ._held import HeldWatch
-from ._workers import is_process_env
+from ._workers import is_process_env, refuse_env_instances
 from .output_targets import OutputTargets
 from .specs import BoxSpec, DictSpec, DiscreteSpec, action_spec, observation_spec
 
@@ -771,6 +771,7 @@ def make(env_id: Any, num_envs: int = 8, batch_size: int | None = None, num_thre
     ``ProcessPool`` (the same API) whose envs step in ``num_workers`` worker
     processes; ``env_kwargs`` gives env ``i`` its own constructor kwargs.
     """
+    refuse_env_instances(env_id)
     if is_process_env(env_id):
         from ._workers.process_pool import ProcessPool
 

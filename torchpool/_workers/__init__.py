@@ -17,3 +17,10 @@ def is_process_env(env: Any) -> bool:
         return env.startswith(GYMNASIUM_PREFIX)
     return callable(env) or (isinstance(env, (list, tuple)) and len(env) > 0
                              and all(callable(f) for f in env))
+
+
+def refuse_env_instances(env: Any) -> None:
+    """Raises ``TypeError`` for a ``gymnasium.Env`` instance (or a list of them) given to ``make()``."""
+    from .argument_checks import refuse_instances
+
+    refuse_instances(env)

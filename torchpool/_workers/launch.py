@@ -16,6 +16,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,16 @@ _WORKER_SCRIPT = _protocol.__file__
 # parent and workers (NOTE [Yielding spins]), which costs a cheap env's pool
 # much of its speed (benchmarks/python_envs.py shows it).
 _OWN_GROUP = {"process_group": 0} if sys.version_info >= (3, 11) else {}
+
+
+# A worker steps one env at a time: thread pools of the numeric libraries an
+# env may load (NumPy's BLAS, torch if an env imports it) would only compete
+# with the other workers for the cores. A value the user set is kept.
+_ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def _worker_environment() -> dict:
+    return {**_ONE_THREAD, **os.environ}
 
 
 @dataclass
@@ -69,10 +80,16 @@ def start(index: int, first_env: int, env_fns_payload: bytes, process_module: st
     With ``probe_seed`` the worker also resets its first env with it once, to report its ``info``.
     """
     parent_sock, child_sock = socket.socketpair()
+    # NOTE [Workers die with their parent] (worker.py): SIGKILL when this thread ends, only where it lives as
+    # long as the pool.
+    lasting_thread = threading.current_thread() is threading.main_thread() or threading.current_thread().name in (
+        "torchpool-supervisor",)
     try:
         process = subprocess.Popen(
-            [sys.executable, "-u", _WORKER_SCRIPT, str(child_sock.fileno()), process_module],
-            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True, **_OWN_GROUP)
+            [sys.executable, "-u", _WORKER_SCRIPT, str(child_sock.fileno()), process_module, str(os.getpid()),
+             "1" if lasting_thread else "0"],
+            pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL, close_fds=True, env=_worker_environment(),
+            **_OWN_GROUP)
     except BaseException:
         parent_sock.close()
         raise

@@ -32,7 +32,7 @@ from ..pool import (
     _positive_int,
     draw_seed,
 )
-from . import GYMNASIUM_PREFIX, launch, spaces
+from . import GYMNASIUM_PREFIX, argument_checks, launch, spaces
 from .supervisor import Supervisor
 
 # Bytes of traceback text an env's error keeps.
@@ -52,16 +52,22 @@ _PARENT_SPIN_POLLS = 1000
 _WORKER_SPIN_POLLS = 1000
 
 
+def _checked_step_timeout(step_timeout: float | None) -> float | None:
+    if step_timeout is None:
+        return None
+    if isinstance(step_timeout, bool) or not isinstance(step_timeout, (int, float)) or not step_timeout > 0:
+        raise ValueError(f"step_timeout must be a positive number of seconds or None, got {step_timeout!r}")
+    return float(step_timeout)
+
+
 def _process_module():
     from .. import _process
 
     return _process
 
 
-def _gymnasium_make(env_id: str, **kwargs: Any):
-    import gymnasium
-
-    return gymnasium.make(env_id, **kwargs)
+# How long a request may run in a worker before the pool kills that worker (NOTE [Step timeout]).
+DEFAULT_STEP_TIMEOUT_S = 60.0
 
 
 class ProcessPool(Pool):
@@ -78,9 +84,19 @@ class ProcessPool(Pool):
             ``num_envs``); envs are split between them in contiguous runs.
         env_kwargs: a list of ``num_envs`` dicts: env ``i`` is built with
             ``env_fn(**kwargs, **env_kwargs[i])``.
+        env_kwargs: keyword arguments of the env constructor: a dict for
+            every env, or a list of ``num_envs`` dicts (env ``i`` is built with
+            ``env_fn(**kwargs, **env_kwargs[i])``).
         max_episode_steps: a time limit the core applies on top of the env's
             own (for ``"gymnasium:"`` ids it also replaces Gymnasium's).
-        **kwargs: passed to every ``env_fn`` call (to ``gymnasium.make`` for ids).
+        step_timeout: seconds a reset or step may run in its worker (default
+            60; ``None``: no limit). A request that runs longer makes its step
+            raise ``EnvError``; its worker is killed and restarted, and its
+            envs start new episodes.
+        **kwargs: passed to every ``env_fn`` call (to ``gymnasium.make`` for
+            ids), checked against the constructor's signature first: an
+            unknown keyword raises ``TypeError`` before any process starts
+            (with "did you mean" for a near-miss of torchpool's own arguments).
 
     ``info``: the numeric entries (numbers and numeric arrays) of env 0's
     ``info`` at a seeded reset made by ``make()`` become extras of every step
@@ -93,7 +109,8 @@ class ProcessPool(Pool):
     def __init__(self, env_fn: Any, num_envs: int = 8, batch_size: int | None = None,
                  num_workers: int | None = None, seed: int | None = 0, autoreset: str = "same_step",
                  env_kwargs: Sequence[dict] | None = None, max_episode_steps: int | None = None,
-                 pin_memory: bool | None = None, spin_polls: int = DEFAULT_SPIN_POLLS, **kwargs: Any):
+                 pin_memory: bool | None = None, spin_polls: int = DEFAULT_SPIN_POLLS,
+                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S, **kwargs: Any):
         self._core = None
         if not sys.platform.startswith("linux"):
             raise NotImplementedError("pools of Python envs need Linux (memfd, pidfd and shared futexes); "
@@ -109,8 +126,11 @@ class ProcessPool(Pool):
         num_workers = min(num_workers, num_envs)
         seed = _checked_seed(draw_seed(num_envs) if seed is None else seed, num_envs)
         _checked_time_limit(max_episode_steps)
-        env_fns, name = self._constructors(env_fn, num_envs, kwargs, max_episode_steps)
+        self.step_timeout = _checked_step_timeout(step_timeout)
         per_env_kwargs = self._env_kwargs(env_kwargs, num_envs)
+        env_fns, name = self._constructors(env_fn, num_envs, kwargs, max_episode_steps)
+        argument_checks.check_env_kwargs(env_fn, env_fns, kwargs, per_env_kwargs)
+        self._registrations = argument_checks.parent_registrations()
         self.env_id = name
         self.task_kwargs = dict(kwargs)
         self.num_workers = num_workers
@@ -119,7 +139,8 @@ class ProcessPool(Pool):
         # that does not pickle fails here, with nothing to clean up.
         ranges = [(w * num_envs // num_workers, (w + 1) * num_envs // num_workers - w * num_envs // num_workers)
                   for w in range(num_workers)]
-        self._payloads = [self._payload(env_fns, per_env_kwargs, first, count) for first, count in ranges]
+        self._payloads = [self._payload(env_fns, per_env_kwargs, first, count, self._registrations)
+                          for first, count in ranges]
         self._module_path = _process_module().__file__
         try:
             self._start(ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls)
@@ -131,13 +152,17 @@ class ProcessPool(Pool):
 
     @staticmethod
     def _constructors(env_fn: Any, num_envs: int, kwargs: dict, max_episode_steps: int | None):
+        """Per env, what the worker calls: a callable, or ``("gymnasium", <id>, kwargs)`` for an id
+        (data, so that the worker imports no torchpool module, worker.make_env)."""
+        argument_checks.refuse_instances(env_fn)
         if isinstance(env_fn, str):
             if not env_fn.startswith(GYMNASIUM_PREFIX) or len(env_fn) == len(GYMNASIUM_PREFIX):
                 raise ValueError(f"a Python env id is written 'gymnasium:<EnvId>', got {env_fn!r}")
             gym_id = env_fn[len(GYMNASIUM_PREFIX):]
+            argument_checks.find_gymnasium_spec(gym_id)  # an unknown id fails here, with what to import
             if max_episode_steps is not None:
                 kwargs = dict(kwargs, max_episode_steps=max_episode_steps)
-            return [functools.partial(_gymnasium_make, gym_id, **kwargs)] * num_envs, env_fn
+            return [("gymnasium", gym_id, dict(kwargs))] * num_envs, env_fn
         if isinstance(env_fn, (list, tuple)):
             if len(env_fn) != num_envs:
                 raise ValueError(f"env_fn is a list of {len(env_fn)} constructors, but num_envs={num_envs}")
@@ -158,17 +183,20 @@ class ProcessPool(Pool):
     def _env_kwargs(env_kwargs: Sequence[dict] | None, num_envs: int) -> list[dict]:
         if env_kwargs is None:
             return [{} for _ in range(num_envs)]
+        if isinstance(env_kwargs, dict):
+            return [dict(env_kwargs) for _ in range(num_envs)]
         if isinstance(env_kwargs, dict) or len(env_kwargs) != num_envs or not all(
                 isinstance(k, dict) for k in env_kwargs):
-            raise ValueError(f"env_kwargs must be a list of num_envs={num_envs} dicts, one per env")
+            raise ValueError(f"env_kwargs must be a dict (for every env) or a list of num_envs={num_envs} dicts, "
+                             "one per env")
         return [dict(k) for k in env_kwargs]
 
     @staticmethod
-    def _payload(env_fns: list, env_kwargs: list, first: int, count: int) -> bytes:
+    def _payload(env_fns: list, env_kwargs: list, first: int, count: int, registrations: dict) -> bytes:
         import cloudpickle
 
         payload = {"env_fns": env_fns[first:first + count], "env_kwargs": env_kwargs[first:first + count],
-                   "first_env": first}
+                   "first_env": first, "registrations": registrations}
         try:
             return cloudpickle.dumps(payload)
         except Exception as error:
@@ -218,6 +246,12 @@ class ProcessPool(Pool):
         self._region_address = np.frombuffer(self._region, dtype=np.uint8).ctypes.data
         self._layout_args = layout_args
         process.init_region(self._region_address, layout_args, ranges)
+        # RegionHeader.step_timeout_ms (shared_region.h), for the message of an env past it
+        header = np.ndarray((3,), dtype=np.uint32, buffer=self._region)
+        header[2] = 0 if self.step_timeout is None else min(round(self.step_timeout * 1000), 2**32 - 1)
+        # (request, done) of every env: EnvControl's first two words, 64 bytes apart (NOTE [Step timeout])
+        self._control_words = np.ndarray((layout_args[0], 2), dtype=np.uint32, buffer=self._region,
+                                         offset=offsets["envs"], strides=(64, 4))
         for worker in self._workers:
             process.set_worker_pid(self._region_address, layout_args, worker.index, worker.pid)
         self._plan = {"layout": layout_args, "offsets": offsets, "num_envs": layout_args[0],
@@ -242,7 +276,7 @@ class ProcessPool(Pool):
         self._action_dtypes = action.dtypes
         self.observation_space = first["observation_space"]
         self.action_space = first["action_space"]
-        self._supervisor = Supervisor(self._workers, self)
+        self._supervisor = Supervisor(self._workers, self, self.step_timeout)
 
     # ---- workers ------------------------------------------------------------
 
@@ -268,6 +302,11 @@ class ProcessPool(Pool):
         worker.process.kill()
         return False
 
+    def _unanswered(self) -> list[tuple[int, int]]:
+        """(env, request) of each env whose worker has not answered its last request yet."""
+        words = self._control_words.copy()
+        return [(int(env), int(words[env, 0])) for env in np.flatnonzero(words[:, 0] != words[:, 1])]
+
     def _mark_dead(self, index: int, status: int) -> None:
         _process_module().mark_worker_dead(self._region_address, self._layout_args, index, status)
 
@@ -280,6 +319,7 @@ class ProcessPool(Pool):
                              for w in self._workers]
         plan["envs_per_process"] = [w.env_count for w in self._workers]
         plan["restarts"] = self._supervisor.restarts if self._supervisor else 0
+        plan["step_timeouts"] = self._supervisor.timeouts if self._supervisor else 0
         return plan
 
     @property

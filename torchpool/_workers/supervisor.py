@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import threading
 import time
 import weakref
@@ -28,12 +29,22 @@ _FIRST_PAUSE_S = 0.1
 _LONGEST_PAUSE_S = 5.0
 
 
+# How often the thread looks for requests past the step timeout: this
+# fraction of the timeout, and at least once a second.
+_TIMEOUT_CHECKS_PER_TIMEOUT = 4
+_LONGEST_CHECK_S = 1.0
+# The exit status recorded for a worker killed for a request past the step
+# timeout, plus the env's id (kStoppedForTimeout, shared_region.h).
+STOPPED_FOR_TIMEOUT = 1 << 30
+
+
 class Restarts(Protocol):
     """What the supervisor asks of its pool (torchpool/_workers/process_pool.py)."""
 
     def _mark_dead(self, index: int, status: int) -> None: ...
     def _start_worker(self, index: int) -> launch.Worker: ...
     def _connect_worker(self, worker: launch.Worker) -> bool: ...
+    def _unanswered(self) -> list[tuple[int, int]]: ...
 
 
 def exit_status(worker: launch.Worker) -> int:
@@ -53,7 +64,7 @@ def _close_pipe(read_fd: int, write_fd: int) -> None:
 
 
 class Supervisor:
-    def __init__(self, workers: list[launch.Worker], pool: Restarts):
+    def __init__(self, workers: list[launch.Worker], pool: Restarts, step_timeout: float | None = None):
         self.workers = workers  # the pool's own list: a replacement takes its predecessor's place in it
         # Weak: the thread must not keep the pool alive (garbage collection closes a pool, and so stops this).
         self._pool = weakref.ref(pool)
@@ -68,6 +79,12 @@ class Supervisor:
         self._failures = [0] * len(workers)  # consecutive failed restarts, per worker
         self._due: dict[int, float] = {}  # worker index -> when its replacement may start (monotonic)
         self.restarts = 0
+        # NOTE [Step timeout] (shared_region.h): per env with a request unanswered, (request, serving pid,
+        # first seen); per worker killed for a timeout, the env that ran past it.
+        self._step_timeout = step_timeout
+        self._unanswered_since: dict[int, tuple[int, int, float]] = {}
+        self._timed_out: dict[int, int] = {}
+        self.timeouts = 0
         self._thread = threading.Thread(target=self._run, name="torchpool-supervisor", daemon=True)
         self._thread.start()
 
@@ -95,6 +112,9 @@ class Supervisor:
             timeout_ms = None
             if self._due:
                 timeout_ms = max(0.0, min(self._due.values()) - time.monotonic()) * 1000
+            if self._step_timeout is not None:
+                check_ms = min(self._step_timeout / _TIMEOUT_CHECKS_PER_TIMEOUT, _LONGEST_CHECK_S) * 1000
+                timeout_ms = check_ms if timeout_ms is None else min(timeout_ms, check_ms)
             events = poller.poll(timeout_ms)
             if self._stopping:
                 return
@@ -108,11 +128,48 @@ class Supervisor:
                 for index, due in sorted(self._due.items()):
                     if time.monotonic() >= due:
                         self._replace(pool, index)
+                if self._step_timeout is not None:
+                    self._stop_overdue(pool)
             except Exception:  # never let this thread die: a worker left dead would fail its envs for good
                 time.sleep(_FIRST_PAUSE_S)
 
+    def _stop_overdue(self, pool: Restarts) -> None:
+        """Kills the worker of each env whose request has gone unanswered for the step timeout.
+
+        The clock of a request starts when this thread first sees it, and
+        again when another process serves its env (a replacement answers the
+        requests its dead predecessor left).
+        """
+        now = time.monotonic()
+        pids = {worker.index: worker.pid for worker in self.workers}
+        unanswered = {}
+        for env, request in pool._unanswered():
+            index = self._worker_of(env)
+            seen = self._unanswered_since.get(env)
+            if seen is None or seen[:2] != (request, pids[index]):
+                seen = (request, pids[index], now)
+            unanswered[env] = seen
+            if (now - seen[2] >= self._step_timeout and index not in self._due
+                    and index not in self._timed_out):
+                self._timed_out[index] = env
+                pool._mark_dead(index, STOPPED_FOR_TIMEOUT + env)  # before the kill: the waiting envs read it
+                worker = self.workers[index]
+                try:
+                    signal.pidfd_send_signal(worker.pidfd, signal.SIGKILL)
+                except OSError:  # gone already: its pidfd reports it
+                    pass
+                self.timeouts += 1
+        self._unanswered_since = unanswered
+
+    def _worker_of(self, env: int) -> int:
+        for worker in self.workers:
+            if worker.first_env <= env < worker.first_env + worker.env_count:
+                return worker.index
+        raise ValueError(f"env {env} belongs to no worker")
+
     def _bury(self, pool: Restarts, dead: launch.Worker) -> None:
-        pool._mark_dead(dead.index, exit_status(dead))
+        stuck = self._timed_out.pop(dead.index, None)
+        pool._mark_dead(dead.index, exit_status(dead) if stuck is None else STOPPED_FOR_TIMEOUT + stuck)
         dead.close(timeout=0)
         failures = self._failures[dead.index]
         pause = 0.0 if failures == 0 else min(_FIRST_PAUSE_S * 2 ** (failures - 1), _LONGEST_PAUSE_S)

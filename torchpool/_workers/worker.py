@@ -1,6 +1,7 @@
 """A worker process of a process pool: builds its slice of the envs and steps them.
 
-Run as a script (``python worker.py <socket fd> <path of torchpool._process>``)
+Run as a script (``python worker.py <socket fd> <path of torchpool._process> <parent pid> <0|1>``,
+the last: whether to ask for SIGKILL when the starting thread ends)
 by ``torchpool/_workers/launch.py``, never imported by the parent: it must
 start without torch, so it imports nothing of the ``torchpool`` package and
 loads the compiled ``torchpool._process`` from the path it is given.
@@ -54,13 +55,62 @@ def receive_message(sock: socket.socket, with_fds: bool = False):
     return (message, fds) if with_fds else message
 
 
+def register_parents_ids(registrations: dict) -> bool:
+    """NOTE [Registrations]. A worker is a fresh interpreter: it knows
+    Gymnasium's own ids, not those the parent registered (by importing a
+    package such as minigrid, or its own ``gymnasium.register``). The parent
+    sends its other registrations (``{id: pickled EnvSpec}``, each pickled
+    alone); they are entered only when an id is not found, so that a worker
+    that needs none imports nothing more. For an id whose entry point is a
+    module path the worker first imports that package, whose own
+    registrations then come first (entering the spec first would make its
+    import warn "Overriding environment"). True when anything was entered.
+    """
+    import gymnasium
+
+    missing = {env_id: data for env_id, data in registrations.items() if env_id not in gymnasium.registry}
+    for data in missing.values():
+        spec = pickle.loads(data)
+        if isinstance(spec.entry_point, str) and spec.id not in gymnasium.registry:
+            try:
+                importlib.import_module(spec.entry_point.split(":")[0].split(".")[0])
+            except Exception:
+                pass
+        gymnasium.registry.setdefault(spec.id, spec)
+    return bool(missing)
+
+
+def make_env(env_fn, kwargs: dict, registrations: dict):
+    """One env: ``env_fn(**kwargs)``, or ``gymnasium.make(<id>, **kwargs)`` for ``("gymnasium", <id>, kwargs)``.
+
+    An id is sent as data, not as a function of torchpool's: unpickling one
+    would import the ``torchpool`` package, and with it torch.
+    """
+    import gymnasium
+
+    def make():
+        if isinstance(env_fn, tuple) and env_fn[0] == "gymnasium":
+            return gymnasium.make(env_fn[1], **env_fn[2], **kwargs)
+        return env_fn(**kwargs)
+
+    try:
+        return make()
+    except gymnasium.error.UnregisteredEnv as error:
+        if register_parents_ids(registrations):
+            return make()
+        raise type(error)(
+            f"{error} (in a worker process, which knows Gymnasium's own ids and those registered in the parent "
+            "process when the pool was made: import the module that registers the id before torchpool.make(), "
+            "or name it in the id, 'gymnasium:<module>:<id>', which imports <module> first)") from None
+
+
 def build_envs(payload: dict) -> list:
     import gymnasium
 
     envs = []
     for index, (env_fn, kwargs) in enumerate(zip(payload["env_fns"], payload["env_kwargs"])):
         env_id = payload["first_env"] + index
-        env = env_fn(**kwargs)
+        env = make_env(env_fn, kwargs, payload["registrations"])
         if not isinstance(env, gymnasium.Env):
             raise TypeError(f"env_fn of env {env_id} returned a {type(env).__module__}.{type(env).__qualname__}, "
                             "not a gymnasium.Env")
@@ -68,8 +118,13 @@ def build_envs(payload: dict) -> list:
     return envs
 
 
-def describe(envs: list, probe_seed) -> dict:
-    """The spaces of the first env (all must agree) and, if asked, its info at a seeded reset."""
+def describe(envs: list, payload: dict, probe_seed) -> dict:
+    """The spaces of the first env (all must agree) and, if asked, the info of a seeded reset.
+
+    The reset is made on an extra env built like the first and then closed:
+    the pool's own envs see no reset the user did not ask for, so their
+    episodes match Gymnasium's vector envs with the same seeds.
+    """
     first = envs[0]
     for index, env in enumerate(envs[1:], 1):
         if env.observation_space != first.observation_space or env.action_space != first.action_space:
@@ -78,7 +133,11 @@ def describe(envs: list, probe_seed) -> dict:
                              f"{first.action_space}): every env of a pool must have the same spaces")
     report = {"observation_space": first.observation_space, "action_space": first.action_space, "info": None}
     if probe_seed is not None:
-        _, info = first.reset(seed=probe_seed)
+        probe = make_env(payload["env_fns"][0], payload["env_kwargs"][0], payload["registrations"])
+        try:
+            _, info = probe.reset(seed=probe_seed)
+        finally:
+            probe.close()
         report["info"] = info
     return report
 
@@ -162,9 +221,46 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
                 fail(env, error_text(traceback.format_exc(), error_limit))
 
 
+def die_with_parent(parent: int, by_signal: bool) -> None:
+    """NOTE [Workers die with their parent]. However the parent ends (SIGKILL
+    included) and whatever this process is doing (stuck in an env's step
+    included), it ends too: the kernel sends SIGKILL when the thread that
+    started it exits (PR_SET_PDEATHSIG; asked for only where that thread lives
+    as long as the pool: the parent's main thread or the pool's supervisor),
+    and a thread here exits when the control socket reports the parent's end
+    (every parent, any thread; it needs the GIL, which an env stuck in C may
+    hold). The sleeping loop also checks getppid() (worker_channel.h)."""
+    if by_signal:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before prctl took effect
+        os._exit(1)
+
+
+def exit_when_parent_ends(sock: socket.socket) -> None:
+    """The socket half of NOTE [Workers die with their parent]: after the start the parent never writes
+    to the control socket, so a read returns only when the parent closed it or ended."""
+    import threading
+
+    def watch() -> None:
+        try:
+            while sock.recv(4096):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="torchpool-parent-watch", daemon=True).start()
+
+
 def main() -> None:
     # Ctrl-C is the parent's to handle (README, Guarantees): a worker never stops half-way through a step.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.getpgrp() != os.getpid():  # Python < 3.11 cannot start it in a group of its own (launch.py)
+        os.setpgid(0, 0)
+    die_with_parent(int(sys.argv[3]), sys.argv[4] == "1")
     sock = socket.socket(fileno=int(sys.argv[1]))
     process = load_process_module(sys.argv[2])
     setup = receive_message(sock)
@@ -173,7 +269,7 @@ def main() -> None:
     try:
         payload = receive_message(sock)
         envs = build_envs(payload)
-        report = describe(envs, setup["probe_seed"])
+        report = describe(envs, payload, setup["probe_seed"])
         try:
             pickle.dumps(report)
         except Exception:  # an info value that does not pickle: its keys are all the parent needs
@@ -196,6 +292,7 @@ def main() -> None:
     base = np.frombuffer(region, dtype=np.uint8).ctypes.data
     channel = process.WorkerChannel(base, plan["layout"], plan["worker"], plan["spin_polls"])
     send_message(sock, ("ready", None))
+    exit_when_parent_ends(sock)
     serve(process, channel, region, plan, envs, build_error)
 
 

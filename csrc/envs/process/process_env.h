@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -73,7 +74,7 @@ struct ProcessModel {
   Region region;
 
   explicit ProcessModel(const Config& config)
-      : info(RegionRegistry::instance().take(static_cast<int64_t>(config.number("region")))),
+      : info(RegionRegistry::instance().take(config.integer("region"))),
         region(info->base, info->layout) {}
 
   EnvSpec spec(Dtype) const { return info->spec; }
@@ -180,7 +181,7 @@ class ProcessEnv {
     outstanding_ = false;
     auto answered = [this] { return control_->done.load(std::memory_order_acquire) == request_; };
     for (int32_t i = 0; i < model_->info->spin_polls; ++i) {
-      if (answered()) return;
+      if (answered()) return check_same_worker();
       std::this_thread::yield();  // NOTE [Yielding spins]
     }
     while (!answered()) {
@@ -192,13 +193,22 @@ class ProcessEnv {
       check_worker_alive();
     }
     control_->waiting.store(0, std::memory_order_relaxed);
+    check_same_worker();
+  }
+
+  // An answer from a replacement of the worker the request was sent to (its
+  // "restarted since the last reset") may come before this env checks the
+  // worker it waited on: the death is what the env reports.
+  void check_same_worker() const {
+    if (worker_->generation.load(std::memory_order_acquire) != generation_) check_worker_alive();
   }
 
   // Throws when the worker that was sent the request has died.
   void check_worker_alive() const {
     std::string how;
     if (worker_->generation.load(std::memory_order_acquire) != generation_) {
-      how = describe_status(worker_->exit_status.load(std::memory_order_acquire));
+      const int32_t status = worker_->exit_status.load(std::memory_order_acquire);
+      if (status < kStoppedForTimeout) how = describe_status(status);
     } else {
 #if defined(__linux__)
       siginfo_t info{};
@@ -218,10 +228,20 @@ class ProcessEnv {
     }
     control_->waiting.store(0, std::memory_order_relaxed);
     const WorkerControl& worker = *worker_;
-    const size_t last = worker.first_env + worker.env_count - 1;
-    throw std::runtime_error("worker process " + std::to_string(worker_index_) + " (pid " + std::to_string(pid_) +
-                             "), which steps envs " + std::to_string(worker.first_env) + "-" + std::to_string(last) +
-                             ", died (" + how + "); it is restarted and its envs start new episodes");
+    const std::string process = "worker process " + std::to_string(worker_index_) + " (pid " + std::to_string(pid_) +
+                                "), which steps envs " + std::to_string(worker.first_env) + "-" +
+                                std::to_string(worker.first_env + worker.env_count - 1);
+    const int32_t status = worker.exit_status.load(std::memory_order_acquire);
+    if (how.empty() && status >= kStoppedForTimeout) {  // NOTE [Step timeout]
+      const size_t stuck = static_cast<size_t>(status - kStoppedForTimeout);
+      const double seconds = model_->region.header().step_timeout_ms / 1000.0;
+      char limit[32];
+      std::snprintf(limit, sizeof(limit), "%g s", seconds);
+      throw std::runtime_error((stuck == id_ ? std::string("this env's") : "env " + std::to_string(stuck) + "'s") +
+                               " reset or step ran past the pool's step_timeout (" + limit + ") in " + process +
+                               ": the pool killed that process; it is restarted and its envs start new episodes");
+    }
+    throw std::runtime_error(process + ", died (" + how + "); it is restarted and its envs start new episodes");
   }
 
   static std::string describe_status(int32_t status) {

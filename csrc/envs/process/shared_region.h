@@ -56,7 +56,16 @@ struct alignas(64) WorkerControl {
 struct alignas(64) RegionHeader {
   uint32_t magic = kMagic;
   std::atomic<uint32_t> shutdown{0};  // parent: workers exit when they see it
+  uint32_t step_timeout_ms = 0;       // parent, before any request: the pool's step_timeout (0: none)
 };
+
+// NOTE [Step timeout]. The parent's supervisor thread
+// (torchpool/_workers/supervisor.py) watches each env's (request, done) pair;
+// a request unanswered for the pool's step_timeout gets its worker killed.
+// Before the kill it records the worker's exit status as kStoppedForTimeout
+// plus the env's id (and again once it reaps it), so the envs waiting on that
+// worker say why it died rather than "killed by signal 9".
+inline constexpr int32_t kStoppedForTimeout = 1 << 30;
 
 // NOTE [Sleeping across processes]. Futex words in a MAP_SHARED mapping are
 // keyed by their page, not by the address, so the two processes wait and wake
