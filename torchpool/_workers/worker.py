@@ -20,6 +20,7 @@ import importlib.util
 import mmap
 import os
 import pickle
+import re
 import signal
 import socket
 import struct
@@ -55,20 +56,22 @@ def receive_message(sock: socket.socket, with_fds: bool = False):
     return (message, fds) if with_fds else message
 
 
-def register_parents_ids(registrations: dict) -> bool:
+def register_parents_ids(registrations: dict, wanted: str) -> bool:
     """NOTE [Registrations]. A worker is a fresh interpreter: it knows
     Gymnasium's own ids, not those the parent registered (by importing a
     package such as minigrid, or its own ``gymnasium.register``). The parent
     sends its other registrations (``{id: pickled EnvSpec}``, each pickled
-    alone); they are entered only when an id is not found, so that a worker
-    that needs none imports nothing more. For an id whose entry point is a
-    module path the worker first imports that package, whose own
+    alone); those whose id contains ``wanted`` (the id, or the name in
+    Gymnasium's NameNotFound message) are entered when an id is not found,
+    so that a worker imports nothing it does not need. For an id whose entry
+    point is a module path the worker first imports that package, whose own
     registrations then come first (entering the spec first would make its
     import warn "Overriding environment"). True when anything was entered.
     """
     import gymnasium
 
-    missing = {env_id: data for env_id, data in registrations.items() if env_id not in gymnasium.registry}
+    missing = {env_id: data for env_id, data in registrations.items()
+               if wanted in env_id and env_id not in gymnasium.registry}
     for data in missing.values():
         spec = pickle.loads(data)
         if isinstance(spec.entry_point, str) and spec.id not in gymnasium.registry:
@@ -96,12 +99,22 @@ def make_env(env_fn, kwargs: dict, registrations: dict):
     try:
         return make()
     except gymnasium.error.UnregisteredEnv as error:
-        if register_parents_ids(registrations):
+        missing = error
+    if isinstance(env_fn, tuple):
+        wanted = env_fn[1].split(":")[-1]
+    else:  # Gymnasium's message names what it did not find: "Environment `MiniGrid-Empty-8x8` doesn't exist.",
+        # "Namespace MyEnvs not found."
+        named = re.search(r"`([^`]+)`|Namespace (\S+) not found", str(missing))
+        wanted = next((group for group in named.groups() if group), "") if named else ""
+    if wanted and register_parents_ids(registrations, wanted):
+        try:
             return make()
-        raise type(error)(
-            f"{error} (in a worker process, which knows Gymnasium's own ids and those registered in the parent "
-            "process when the pool was made: import the module that registers the id before torchpool.make(), "
-            "or name it in the id, 'gymnasium:<module>:<id>', which imports <module> first)") from None
+        except gymnasium.error.UnregisteredEnv as error:
+            missing = error
+    raise type(missing)(
+        f"{missing} (in a worker process, which knows Gymnasium's own ids and those registered in the parent "
+        "process when the pool was made: import the module that registers the id before torchpool.make(), "
+        "or name it in the id, 'gymnasium:<module>:<id>', which imports <module> first)") from None
 
 
 def build_envs(payload: dict) -> list:

@@ -1,0 +1,295 @@
+"""Python envs as users meet them (issue 47): mistakes caught in the parent at once, no reset the user did
+not ask for, the parent's registrations in the workers, a hung env stopped, workers that die with their
+parent, and a start without torch in the workers."""
+
+import functools
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import cloudpickle
+import gymnasium
+import numpy as np
+import pytest
+import python_envs
+import torch
+
+import torchpool
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process pools need Linux")
+
+# The envs below travel to the workers by value: a worker that unpickled them
+# by reference would import this module, and with it torch.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class ResetCounter(gymnasium.Env):
+    """Observes how many times this instance was reset."""
+
+    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self):
+        self.resets = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.resets += 1
+        return np.full(1, self.resets, np.float32), {"resets": self.resets}
+
+    def step(self, action):
+        return np.full(1, self.resets, np.float32), 0.0, False, False, {}
+
+
+class HangsAtStep(gymnasium.Env):
+    """Env `hang_env` sleeps for an hour at its step `at` (the GIL released); the others count steps."""
+
+    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, env_index: int = 0, hang_env: int = 1, at: int = 2):
+        self.env_index, self.hang_env, self.at, self.steps = env_index, hang_env, at, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.steps = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.steps += 1
+        if self.env_index == self.hang_env and self.steps == self.at:
+            time.sleep(3600)
+        return np.full(1, self.steps, np.float32), 1.0, False, False, {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _children() -> set[int]:
+    with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as children:
+        return {int(pid) for pid in children.read().split()}
+
+
+# ---- 6. clear errors at once -------------------------------------------------
+
+
+@pytest.mark.parametrize("env", ["gymnasium:CartPole-v1", "callable"])
+def test_a_typo_of_a_torchpool_argument_is_caught_in_the_parent(env):
+    env = python_envs.FailingEnv if env == "callable" else env
+    before = _children()
+    started = time.monotonic()
+    with pytest.raises(TypeError, match="num_worker= is neither an argument of torchpool.make.*Did you mean "
+                                        "num_workers\\?"):
+        torchpool.make(env, num_envs=2, num_worker=2)
+    assert time.monotonic() - started < 1.0, "the typo should fail before any worker process starts"
+    assert _children() == before, "no worker process should have been started"
+
+
+def test_an_unknown_env_keyword_is_refused_and_env_kwargs_takes_a_dict():
+    with pytest.raises(TypeError, match="fail_after= is neither .* FailingEnv \\(which takes fail_at\\)"):
+        torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=1, fail_after=3)
+    with pytest.raises(TypeError, match="gravity= is neither .*gymnasium.make\\('CartPole-v1'\\)"):
+        torchpool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=1, env_kwargs={"gravity": 1.0})
+    # Keywords the constructor takes pass, as keywords or as env_kwargs={...} for every env.
+    with torchpool.make("gymnasium:LunarLander-v3", num_envs=2, num_workers=1, env_kwargs={"continuous": True}) as pool:
+        assert pool.action_spec.to_gymnasium().shape == (2,)
+    with torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=1, fail_at=2) as pool:
+        pool.reset()
+        pool.step(torch.zeros(2, dtype=torch.int64))
+        with pytest.raises(torchpool.EnvError, match="broke at step 2"):
+            pool.step(torch.zeros(2, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("num_workers", [None, 2])
+def test_an_env_instance_is_refused_by_name(num_workers):
+    env = gymnasium.make("CartPole-v1")
+    with pytest.raises(TypeError, match="pass a callable or an id, not an instance"):
+        torchpool.make(env, num_envs=2, num_workers=num_workers)
+    with pytest.raises(TypeError, match="pass a callable or an id, not an instance"):
+        torchpool.make([env, env], num_envs=2)
+    env.close()
+
+
+# ---- 5. no reset the user did not ask for ------------------------------------
+
+
+def test_making_a_pool_resets_no_env():
+    with torchpool.make(ResetCounter, num_envs=2, num_workers=1) as pool:
+        assert pool.info_keys == ("resets",), "the info keys are still learned"
+        td = pool.reset()
+        assert td["observation"].flatten().tolist() == [1.0, 1.0], "env 0 was reset before the user's reset"
+
+
+@pytest.mark.parametrize("gym_id,kwargs", [("BipedalWalker-v3", {}), ("LunarLander-v3", {"continuous": True})])
+def test_box2d_envs_equal_sync_vector_env_for_1000_steps(gym_id, kwargs):
+    pytest.importorskip("Box2D")
+    num_envs, seed = 3, 7
+    reference = gymnasium.vector.SyncVectorEnv([functools.partial(gymnasium.make, gym_id, **kwargs)] * num_envs,
+                                               autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
+    rng = np.random.default_rng(0)
+    ended = 0
+    with torchpool.make(f"gymnasium:{gym_id}", num_envs=num_envs, num_workers=2, seed=seed, **kwargs) as pool:
+        theirs, _ = reference.reset(seed=seed)
+        np.testing.assert_array_equal(pool.reset()["observation"].numpy(), theirs)
+        for step in range(1000):
+            actions = rng.uniform(-1, 1, (num_envs, *reference.single_action_space.shape)).astype(np.float32)
+            theirs, reward, terminated, truncated, _ = reference.step(actions)
+            ours = pool.step(torch.as_tensor(actions))
+            np.testing.assert_array_equal(ours["observation"].numpy(), theirs, err_msg=f"step {step}")
+            np.testing.assert_array_equal(ours["reward"].numpy(), reward.astype(np.float32), err_msg=f"step {step}")
+            np.testing.assert_array_equal(ours["terminated"].numpy(), terminated, err_msg=f"step {step}")
+            np.testing.assert_array_equal(ours["truncated"].numpy(), truncated, err_msg=f"step {step}")
+            ended += int((terminated | truncated).sum())
+    reference.close()
+    assert ended > 0, "the 1,000 steps should cross episode ends"
+
+
+# ---- 3. registrations reach the workers --------------------------------------
+
+
+def test_ids_registered_in_the_parent_work_in_the_workers():
+    gymnasium.register("TorchpoolTests/ResetCounter-v0", entry_point=ResetCounter)  # a class
+    gymnasium.register("TorchpoolTests/Counter-v0", entry_point="python_envs:CounterEnv")  # a module path
+    try:
+        for gym_id in ("TorchpoolTests/ResetCounter-v0", "TorchpoolTests/Counter-v0"):
+            with torchpool.make(f"gymnasium:{gym_id}", num_envs=2, num_workers=2) as pool:
+                pool.reset()
+                assert pool.step(torch.zeros(2, dtype=torch.int64))["observation"].flatten().tolist() == [1.0, 1.0]
+        # A callable that makes one by its id, in the worker, finds it too.
+        with torchpool.make(lambda: gymnasium.make("TorchpoolTests/Counter-v0"), num_envs=2, num_workers=1) as pool:
+            pool.reset()
+            assert pool.step(torch.zeros(2, dtype=torch.int64))["observation"].flatten().tolist() == [1.0, 1.0]
+    finally:
+        del gymnasium.registry["TorchpoolTests/ResetCounter-v0"], gymnasium.registry["TorchpoolTests/Counter-v0"]
+
+
+def test_minigrid_ids_registered_by_an_import_work_in_the_workers():
+    minigrid = pytest.importorskip("minigrid")
+    from minigrid.wrappers import ImgObsWrapper
+
+    assert minigrid is not None
+    reference = ImgObsWrapper(gymnasium.make("MiniGrid-Empty-8x8-v0"))
+    with torchpool.make(lambda: ImgObsWrapper(gymnasium.make("MiniGrid-Empty-8x8-v0")), num_envs=2,
+                        num_workers=2, seed=3) as pool:
+        ours = pool.reset()["observation"].numpy()
+        np.testing.assert_array_equal(ours[0], reference.reset(seed=3)[0])
+    # The id itself reaches gymnasium.make in the workers (MiniGrid's text "mission" is then refused by name).
+    with pytest.raises(ValueError, match="mission"):
+        torchpool.make("gymnasium:MiniGrid-Empty-8x8-v0", num_envs=2, num_workers=1)
+    reference.close()
+
+
+def test_an_id_no_process_registered_names_what_to_import():
+    with pytest.raises(gymnasium.error.NameNotFound, match="importing the package that registers it.*"
+                                                           "'gymnasium:<module>:<id>'"):
+        torchpool.make("gymnasium:NotRegisteredAnywhere-v0", num_envs=2, num_workers=1)
+    with pytest.raises(RuntimeError, match="(?s)could not build.*NameNotFound.*import the module that registers "
+                                           "the id before torchpool.make"):
+        torchpool.make(lambda: gymnasium.make("NotRegisteredAnywhere-v0"), num_envs=2, num_workers=1)
+
+
+# ---- 4. a hung env is stopped; workers die with their parent -----------------
+
+
+def test_a_step_past_step_timeout_is_an_env_error_and_its_worker_restarts():
+    fn = functools.partial(HangsAtStep, hang_env=1, at=2)
+    with torchpool.make(fn, num_envs=4, num_workers=2, step_timeout=1.0,
+                        env_kwargs=[{"env_index": i} for i in range(4)]) as pool:
+        before = pool.worker_pids
+        pool.reset()
+        pool.step(torch.zeros(4, dtype=torch.int64))
+        started = time.monotonic()
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(torch.zeros(4, dtype=torch.int64))
+        waited = time.monotonic() - started
+        assert 1.0 <= waited < 4.0, f"stopped after {waited:.1f} s with step_timeout=1"
+        assert raised.value.env_ids == [1], "env 0 answered before env 1 hung"
+        assert "this env's reset or step ran past the pool's step_timeout (1 s) in worker process 0" in \
+            raised.value.messages[1]
+        assert pool.schedule["step_timeouts"] == 1
+        deadline = time.monotonic() + 2  # killed; reaped by the supervisor soon after
+        while _alive(before[0]) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _alive(before[0])
+        # The pool goes on: the stopped worker's envs start new episodes in its replacement (env 0, which
+        # was not in flight, learns it at its next step, as after any restart).
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(torch.zeros(4, dtype=torch.int64))
+        assert raised.value.env_ids == [0] and "restarted" in raised.value.messages[0]
+        td = pool.step(torch.zeros(4, dtype=torch.int64))
+        assert td["observation"].flatten().tolist() == [0.0, 1.0, 4.0, 4.0]
+        assert pool.worker_pids[0] != before[0]
+
+
+def test_step_timeout_is_checked():
+    with pytest.raises(ValueError, match="step_timeout must be a positive number of seconds or None"):
+        torchpool.make(python_envs.FailingEnv, num_envs=2, step_timeout=0)
+
+
+_ORPHAN_SCRIPT = """
+import functools, os, signal, sys, threading, time
+sys.path[:0] = {path!r}
+import torch, torchpool
+import test_python_envs_usability as here
+
+def make():
+    return torchpool.make(functools.partial(here.HangsAtStep, hang_env=0, at=1), num_envs=2, num_workers=2,
+                          step_timeout=None)
+
+if {in_thread!r}:  # made in a thread that then ends: no PR_SET_PDEATHSIG, the socket alone
+    made = []
+    thread = threading.Thread(target=lambda: made.append(make()))
+    thread.start()
+    thread.join()
+    pool = made[0]
+else:
+    pool = make()
+pool.reset()
+print(*pool.worker_pids, flush=True)
+threading.Thread(target=pool.step, args=(torch.zeros(2, dtype=torch.int64),), daemon=True).start()
+time.sleep(0.5)  # worker 0 is in its hour-long step
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("in_thread", [False, True], ids=["made_in_main_thread", "made_in_a_thread"])
+def test_workers_die_with_their_parent_even_in_a_step(in_thread):
+    script = _ORPHAN_SCRIPT.format(path=sys.path, in_thread=in_thread)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    pids = [int(pid) for pid in result.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in pids if _alive(pid)], "worker processes outlived their parent"
+
+
+# ---- 2. a start in a second --------------------------------------------------
+
+
+def test_workers_start_without_torch_in_a_second():
+    torchpool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=2).close()  # the parent's imports
+    started = time.monotonic()
+    pool = torchpool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=2)
+    took = time.monotonic() - started
+    try:
+        pool.reset()
+        for pid in pool.worker_pids:
+            with open(f"/proc/{pid}/maps") as maps:
+                assert "libtorch" not in maps.read(), f"worker {pid} loaded torch"
+            with open(f"/proc/{pid}/status") as status:
+                resident_kb = int(status.read().split("VmRSS:")[1].split()[0])
+            assert resident_kb < 80 * 1024, f"worker {pid} holds {resident_kb / 1024:.0f} MB"
+    finally:
+        pool.close()
+    assert took < 1.5, f"a 2-worker make('gymnasium:CartPole-v1') took {took:.2f} s"
