@@ -33,18 +33,29 @@
 // whose pointers still point into the pool's arrays, but for the few arrays
 // the task edits, which it owns. A deep copy (mj_copyModel) would cost every
 // env the suite's ~12 MB skybox texture and ~7 ms; the actuation-disabled
-// models are shallow copies too. MuJoCo only reads an mjModel it steps, and
-// these copies are never handed to mj_deleteModel.
+// models are shallow copies too. MuJoCo only reads an mjModel it steps (its
+// functions take `const mjModel*`), and these copies are never handed to
+// mj_deleteModel. The copy is sound while an mjModel is values (sizes, flags,
+// options, statistics, signature) and arrays in its one `buffer`, every one
+// named in MuJoCo's own X-macro lists (mjxmacro.h): then a struct copy shares
+// every array and owns nothing. That layout is pinned where it is used:
+// static_asserts below fail the build of this family on a MuJoCo whose
+// mjModel holds any other field (a new array or size in the X-macros passes;
+// a cache, an owned resource or a new kind of field does not), and
+// DmcModel checks once per pool that every array lies inside `buffer`.
+// If they fail, re-read mjmodel.h before widening them.
 //
 // Divergence: where dm_control raises PhysicsError (MuJoCo counted a warning
 // during the step), the step is truncated with the extra `unstable` set and
 // the last finite observation, as the mujoco family does (mujoco_env.h).
 #pragma once
 
+#include <mujoco/mjxmacro.h>
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <initializer_list>
@@ -79,6 +90,48 @@ struct Field {
 
 // The suite's episode length at the default frame skip (EnvPool keeps it for any frame skip).
 inline constexpr int64_t kEpisodeSteps = 1000;
+
+// The layout NOTE [Shallow model copies] relies on, checked where this family compiles: mjModel is its size
+// fields, three flags, the options and statistics, `buffer`, one pointer per array of the X-macros, then
+// `signature`, and nothing else.
+namespace model_layout {
+#define X(name) +1
+inline constexpr size_t kSizes = 0 MJMODEL_SIZES;
+#undef X
+#define X(type, name, rows, cols) +1
+#define XNV X
+inline constexpr size_t kArrays = 0 MJMODEL_POINTERS;
+#undef XNV
+#undef X
+constexpr size_t after(size_t offset, size_t size, size_t align) { return (offset + size + align - 1) / align * align; }
+static_assert(offsetof(mjModel, flg_gravcomp) == kSizes * sizeof(mjtSize), "mjModel: fields besides the sizes before its flags");
+static_assert(offsetof(mjModel, opt) == after(offsetof(mjModel, flg_adhesion), sizeof(mjtBool), alignof(mjOption)),
+              "mjModel: fields besides its three flags before opt");
+static_assert(offsetof(mjModel, vis) == after(offsetof(mjModel, opt), sizeof(mjOption), alignof(mjVisual)) &&
+                  offsetof(mjModel, stat) == after(offsetof(mjModel, vis), sizeof(mjVisual), alignof(mjStatistic)) &&
+                  offsetof(mjModel, buffer) == after(offsetof(mjModel, stat), sizeof(mjStatistic), alignof(void*)),
+              "mjModel: fields between opt, vis, stat and buffer");
+static_assert(offsetof(mjModel, signature) == offsetof(mjModel, buffer) + (1 + kArrays) * sizeof(void*) &&
+                  sizeof(mjModel) == offsetof(mjModel, signature) + sizeof(uint64_t),
+              "mjModel: fields after buffer besides the X-macros' arrays and signature");
+}  // namespace model_layout
+
+// Throws unless every array of `model` lies inside its buffer (NOTE [Shallow model copies]).
+inline void check_arrays_in_buffer(const mjModel& model) {
+  const char* begin = static_cast<const char*>(model.buffer);
+  const char* end = begin + model.nbuffer;
+  auto check = [&](const void* array, const char* name) {
+    const char* first = static_cast<const char*>(array);
+    if (first != nullptr && (first < begin || first > end))
+      throw std::logic_error(std::string("mjModel.") + name + " lies outside the model's buffer, which "
+                             "NOTE [Shallow model copies] (csrc/envs/dmc/dmc_env.h) assumes it does not");
+  };
+#define X(type, name, rows, cols) check(model.name, #name);
+#define XNV X
+  MJMODEL_POINTERS
+#undef XNV
+#undef X
+}
 
 // A shallow copy of `model` with actuation disabled (Physics.reset/after_reset's
 // `model.disable('actuation')`); NOTE [Shallow model copies].
@@ -156,7 +209,12 @@ class DmcModel : public mujoco::MujocoModel {
   explicit DmcModel(const Config& config, const SpecEdit& edit = {})
       : MujocoModel(config, kSettleSteps, edit ? build_model(config.string("xml_file"), edit) : nullptr),
         flatten(config.number("flatten_obs", 0.0) != 0.0),
-        noact_(without_actuation(mj())) {}
+        noact_(without_actuation(mj())) {
+    check_arrays_in_buffer(mj());
+  }
+
+  // The suite's one extra, for the spec and for the envs' handle to it (see the file comment).
+  static std::vector<FieldSpec> extras() { return {{"unstable", Dtype::Bool, {}}}; }
 
   const mjModel& mj_noact() const { return noact_; }
 
@@ -177,7 +235,7 @@ class DmcModel : public mujoco::MujocoModel {
       spec.action.low.push_back(limited ? model.actuator_ctrlrange[2 * i] : -mjMAXVAL);
       spec.action.high.push_back(limited ? model.actuator_ctrlrange[2 * i + 1] : mjMAXVAL);
     }
-    spec.extras = {{"unstable", Dtype::Bool, {}}};
+    spec.extras = extras();
     spec.max_episode_steps = kEpisodeSteps;
     spec.step_cost_ns = step_cost_ns();  // the model's frame_skip mj_steps, timed at make() (MujocoModel)
     return spec;
@@ -269,8 +327,7 @@ class DmcEnv {
         observation_(model.observation_size, 0.0),
         next_(model.observation_size, 0.0) {
     if (!data_) throw std::runtime_error("mj_makeData failed");
-    std::vector<FieldSpec> extras = {{"unstable", Dtype::Bool, {}}};
-    unstable_ = extra_field<bool>(extras, "unstable");
+    unstable_ = extra_field<bool>(DmcModel::extras(), 0);
   }
 
   // The task's hooks (see the file comment).
