@@ -91,8 +91,31 @@ def _reference_python() -> str:
         made = subprocess.run([str(python), "-m", "pip", "install", "-q", *REFERENCE_PACKAGES], capture_output=True,
                               text=True, timeout=900)
     if made.returncode != 0 or subprocess.run(check, capture_output=True).returncode != 0:
-        pytest.skip(f"no dm_control reference environment ({' '.join(REFERENCE_PACKAGES)}): {made.stderr[-500:]}")
+        message = f"no dm_control reference environment ({' '.join(REFERENCE_PACKAGES)}): {made.stderr[-500:]}"
+        # CI must run these tests: there a reference that cannot be made fails them; elsewhere (offline) they skip.
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail(message)
+        pytest.skip(message)
     return str(python)
+
+
+@pytest.mark.parametrize("ci,outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)],
+                         ids=["in-ci-fails", "elsewhere-skips"])
+def test_dmc_reference_that_cannot_be_made_fails_the_parity_tests_in_ci(monkeypatch, tmp_path, ci, outcome):
+    """CI (CI=true) must run the parity tests: a reference environment that cannot be made (no network, a
+    broken index) fails them there, and only skips them elsewhere."""
+    monkeypatch.delenv("TORCHPOOL_DMC_REFERENCE", raising=False)
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.setattr(sys.modules[__name__], "REFERENCE_VENV", tmp_path / "reference")
+    monkeypatch.setattr(subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 1, "", "offline"))
+    try:
+        _reference_python()
+        raised = None
+    except (pytest.fail.Exception, pytest.skip.Exception) as stopped:  # caught here, so a skip cannot pass
+        raised = stopped
+    assert isinstance(raised, outcome), (
+        f"CI={ci!r}: without a reference the parity tests are {type(raised).__name__}, not {outcome.__name__}")
+    assert "no dm_control reference environment" in str(raised)
 
 
 class Reference:
