@@ -9,6 +9,12 @@ torchpool's. One JSON object per line in each direction:
     {"cmd": "step", "action": [...], "state": [...] | null, "after": [...] | null, "sensors": {...} | null}
                                                             -> {"observation", "reward", "discount", "last"}
     {"cmd": "resets", "count": n, "seed": s}                -> {"qpos": [[...]], "params": [[...]]}
+    {"cmd": "returns", "tasks": [{"domain", "task", "actions"}], "episodes": n, "seed": s}
+                                                            -> {"returns": [[...]], "lengths": [[...]]}
+
+`returns` plays `episodes` whole episodes of each task from dm_control's own resets (its RandomState seeded
+with `seed`), each the task's fixed `actions` one per step until dm_control's time limit, set to end the
+episode after len(actions) steps, and gives each episode's return and length (test_dmc_mean_returns_...).
 
 `state` is torchpool's state of one env (csrc/envs/dmc/dmc_env.h, DmcEnv::get_state): time, qpos, qvel,
 act, qacc_warmstart, then the task's per-episode model parameters. reset_to runs dm_control's own reset
@@ -138,6 +144,25 @@ def load(domain, task, seed):
     return env
 
 
+def episode_returns(domain, task, actions, episodes, seed):
+    """`episodes` returns of dm_control's own episodes of `task` under the fixed `actions`, and their lengths."""
+    control_timestep = load(domain, task, seed).control_timestep()
+    # The time limit ends an episode at the first step whose count reaches time_limit / control_timestep
+    # (control.Environment.step); half a step short of len(actions) steps ends it after exactly that many.
+    limit = (len(actions) - 0.5) * control_timestep
+    env = suite.load(domain, task, task_kwargs={"random": seed, "time_limit": limit})
+    actions = np.asarray(actions, dtype=np.float64)
+    returns, lengths = [], []
+    for _ in range(episodes):
+        timestep, total, steps = env.reset(), 0.0, 0
+        while not timestep.last() and steps < len(actions):
+            timestep = env.step(actions[steps])
+            total, steps = total + timestep.reward, steps + 1
+        returns.append(total)
+        lengths.append(steps if timestep.last() else -1)  # -1: the time limit did not end the episode
+    return returns, lengths
+
+
 def observation(env):
     return {key: np.asarray(value, dtype=np.float64).tolist()
             for key, value in env.task.get_observation(env.physics).items()}
@@ -187,6 +212,10 @@ def main():
                 qpos.append(env.physics.data.qpos.tolist())
                 params.append([float(value) for value in task_parameters(env.physics, domain, task)])
             reply = {"qpos": qpos, "params": params}
+        elif command == "returns":
+            results = [episode_returns(job["domain"], job["task"], job["actions"], request["episodes"],
+                                       request["seed"]) for job in request["tasks"]]
+            reply = {"returns": [returns for returns, _ in results], "lengths": [lengths for _, lengths in results]}
         else:
             reply = {"error": f"unknown command {command!r}"}
         sys.stdout.write(json.dumps(reply) + "\n")

@@ -9,7 +9,8 @@ For each id, from the same state (torchpool's, copied into dm_control after each
 step), with the same actions (a sixth of them outside the control range): every observation key, the
 reward, the discount and the step type, over a whole episode to the time limit and the reset after it.
 Initial states are drawn by torchpool's RNG, so they match dm_control's in distribution (tested with a
-two-sample KS test).
+two-sample KS test), and whole episodes, each side from its own resets, have the same mean return under fixed
+actions (test_dmc_mean_returns_match_dm_control).
 """
 
 from __future__ import annotations
@@ -126,8 +127,15 @@ class Reference:
                                         stdout=subprocess.PIPE, text=True)
 
     def __call__(self, cmd: str, **fields) -> dict:
+        self.send(cmd, **fields)
+        return self.receive(cmd)
+
+    def send(self, cmd: str, **fields) -> None:
+        """Sends one request; its reply comes from receive(), so the caller may work meanwhile."""
         self.process.stdin.write(json.dumps({"cmd": cmd, **fields}) + "\n")
         self.process.stdin.flush()
+
+    def receive(self, cmd: str) -> dict:
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError(f"the dm_control reference died on {cmd!r}")
@@ -239,6 +247,81 @@ def test_dmc_initial_states_match_dm_control_in_distribution(reference, domain, 
             assert p_value > 1e-4, (
                 f"{domain} {task}: initial {name}[{k}] differs in distribution (KS p={p_value:.2g}; "
                 f"torchpool mean {ours[name][:, k].mean():.4g}, dm_control {theirs[:, k].mean():.4g})")
+
+
+# The whole-episode check: ids whose returns under fixed actions vary with the initial state, episodes per
+# side, and steps per episode (a time limit on both sides keeps the test's cost within a minute).
+RETURN_IDS = ["WalkerStand-v1", "QuadrupedWalk-v1", "FishUpright-v1", "ReacherEasy-v1", "BallInCupCatch-v1"]
+RETURN_EPISODES = 256
+RETURN_STEPS = 100
+
+
+def _torchpool_returns(env_id: str, actions: np.ndarray, seed: int) -> np.ndarray:
+    """RETURN_EPISODES returns of torchpool's episodes of `env_id`, one per env of one pool, each the fixed
+    `actions` (RETURN_STEPS rows) to the time limit: float64[RETURN_EPISODES]."""
+    pool = torchpool.make(env_id, num_envs=RETURN_EPISODES, seed=seed, max_episode_steps=RETURN_STEPS,
+                          obs_dtype=torch.float64)
+    returns = torch.zeros(RETURN_EPISODES, dtype=torch.float64)
+    try:
+        pool.reset()
+        for t, action in enumerate(actions):
+            td = pool.step(torch.from_numpy(np.repeat(action[None], RETURN_EPISODES, axis=0)))
+            returns += td["reward"].double()
+            assert not td["unstable"].any(), f"{env_id} step {t + 1}: flagged unstable"
+            ended = td["done"]
+            assert bool(ended.all() if t + 1 == RETURN_STEPS else not ended.any()), (
+                f"{env_id} step {t + 1}: {int(ended.sum())} of {RETURN_EPISODES} episodes ended")
+    finally:
+        pool.close()
+    return returns.numpy()
+
+
+def test_dmc_mean_returns_match_dm_control():
+    """Whole episodes, which the step-by-step parity above (re-synced to torchpool's state every step) cannot
+    see: for each of RETURN_IDS, one fixed action sequence (RETURN_STEPS actions drawn once, uniform in the
+    action box, from a seeded RNG) played from RETURN_EPISODES initial states per side, each side drawing its
+    own (torchpool's RNG; dm_control's RandomState), to a time limit set to RETURN_STEPS on both sides. The
+    mean returns agree within 3 standard errors of their difference.
+
+    The two samples are independent, so the difference of their means has standard error
+    sqrt(se_torchpool**2 + se_dm_control**2), each se the sample's std / sqrt(n). With 256 episodes a side the
+    difference is close to normal; if the two engines' returns have one distribution, |z| > 3 has probability
+    0.27% per id (~1.3% over the five), so a change of seeds or of MuJoCo's rounding seldom fails it, while a
+    bias of three of those standard errors in the reset distribution, the rewards, the time limit or the
+    physics over a whole episode does: ~6% of walker's mean return, about a third of quadruped's and fish's,
+    and most of reacher's and ball_in_cup's, whose sparse returns vary most (the run prints the table). The
+    seeds are fixed, so a given build passes or fails every time. Both sides run at once: dm_control in its
+    process, torchpool here."""
+    reference = Reference(_reference_python())
+    try:
+        rng = np.random.default_rng(2026)
+        jobs, actions = [], {}
+        for env_id in RETURN_IDS:
+            domain, task = registry.DMC_IDS[env_id]
+            spec = torchpool.make(env_id, num_envs=1).action_spec
+            low, high = spec.low.double().numpy(), spec.high.double().numpy()
+            actions[env_id] = rng.uniform(low, high, size=(RETURN_STEPS, *low.shape))
+            jobs.append({"domain": domain, "task": task, "actions": actions[env_id].tolist()})
+        reference.send("returns", tasks=jobs, episodes=RETURN_EPISODES, seed=13)
+        ours = {env_id: _torchpool_returns(env_id, actions[env_id], seed=13) for env_id in RETURN_IDS}
+        reply = reference.receive("returns")
+    finally:
+        reference.close()
+    rows, failures = [], []
+    for env_id, theirs, lengths in zip(RETURN_IDS, reply["returns"], reply["lengths"]):
+        assert set(lengths) == {RETURN_STEPS}, f"{env_id}: dm_control's episode lengths {sorted(set(lengths))}"
+        theirs = np.asarray(theirs)
+        mean, their_mean = ours[env_id].mean(), theirs.mean()
+        se = ours[env_id].std(ddof=1) / np.sqrt(len(ours[env_id]))
+        their_se = theirs.std(ddof=1) / np.sqrt(len(theirs))
+        assert se > 0 and their_se > 0, f"{env_id}: the returns do not vary, so their means test nothing"
+        z = (mean - their_mean) / np.hypot(se, their_se)
+        rows.append(f"{env_id:18} torchpool {mean:8.3f} +- {se:.3f}   dm_control {their_mean:8.3f} +- {their_se:.3f}"
+                    f"   z {z:+.2f}")
+        if abs(z) >= 3:
+            failures.append(env_id)
+    print("\n".join(["mean return over whole episodes (+- standard error):", *rows]))
+    assert not failures, f"mean returns differ by 3 standard errors or more on {failures}:\n" + "\n".join(rows)
 
 
 def _legacy_step(model, data, state: np.ndarray, action: np.ndarray, frame_skip: int) -> np.ndarray:
