@@ -185,3 +185,29 @@ def test_steps_split_over_threads_give_every_output_of_one_thread(env_id, autore
     one = assert_split_steps_equal_one_thread(env_id, num_envs=8, steps=120, autoreset=autoreset, flatten_obs=True,
                                               max_episode_steps=50)
     assert one["done"].any(), "the time limit should end episodes inside the run"
+
+
+# NOTE [Shallow model copies]: an env that edits its model per episode edits its own arrays only.
+@pytest.mark.parametrize("env_id", ["ReacherEasy-v1", "PointMassHard-v1", "QuadrupedEscape-v1"])
+def test_envs_editing_their_model_share_none_of_their_edits(env_id):
+    """Env i of a pool of 4 on 2 threads (short episodes, so envs reset and redraw their edits while the others
+    step) gives, step for step, what a pool of one env seeded seed + i gives: no env sees another's target,
+    gains or terrain."""
+    steps, num_envs = 40, 4
+    spec = torchpool.make(env_id, num_envs=1).action_spec
+    low, high = spec.low.numpy(), spec.high.numpy()
+    actions = torch.from_numpy(np.random.default_rng(3).uniform(low, high, size=(steps, num_envs, *low.shape)))
+
+    def run(num_envs: int, seed: int, columns: slice) -> list:
+        pool = torchpool.make(env_id, num_envs=num_envs, seed=seed, num_threads=min(num_envs, 2),
+                              max_episode_steps=15, flatten_obs=True, obs_dtype=torch.float64)
+        try:
+            pool.reset()
+            return [pool.step(actions[t, columns].float())["observation"].clone() for t in range(steps)]
+        finally:
+            pool.close()
+
+    together = torch.stack(run(num_envs, 9, slice(None)))
+    for i in range(num_envs):
+        alone = torch.stack(run(1, 9 + i, slice(i, i + 1)))[:, 0]
+        assert torch.equal(alone, together[:, i]), f"{env_id}: env {i} of the pool differs from the same env alone"
