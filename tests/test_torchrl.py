@@ -9,6 +9,7 @@ collectors are checked too, not only run.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import os
 import pickle
@@ -20,6 +21,7 @@ import textwrap
 
 import pytest
 import torch
+from packaging.version import Version
 from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -27,7 +29,7 @@ from torch import nn
 import torchpool
 from torchpool import Pool
 
-pytest.importorskip("torchrl")
+torchrl = pytest.importorskip("torchrl")
 from torchrl.collectors import Collector, MultiAsyncCollector, MultiSyncCollector  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 from torchrl.modules import ProbabilisticActor, ValueOperator  # noqa: E402
@@ -37,8 +39,10 @@ from torchrl.objectives.value import GAE  # noqa: E402
 from torchpool import TorchPoolEnv  # noqa: E402  (imports torchrl)
 
 # Collectors here get nn.Module policies; torchrl 0.14 warns that from 0.15 it
-# will append an InitTracker to the env for them. Say no explicitly.
-NO_AUTO_TRANSFORMS = {"auto_register_policy_transforms": False}
+# will append an InitTracker to the env for them. Say no explicitly (torchrl
+# 0.12, the oldest we support, has no such argument and appends nothing).
+NO_AUTO_TRANSFORMS = ({"auto_register_policy_transforms": False}
+                      if "auto_register_policy_transforms" in inspect.signature(Collector.__init__).parameters else {})
 
 
 class HashPolicy(nn.Module):
@@ -309,6 +313,10 @@ def test_partial_reset_of_a_running_env_resets_only_that_env():
     env.close()
 
 
+@pytest.mark.skipif(
+    Version(torchrl.__version__) < Version("0.14"),
+    reason=f"torchrl {torchrl.__version__}'s Collector.reset(index=...) resets every env: it sets the '_reset' "
+           "mask but calls env.reset() without it (0.12.0's collectors/_single.py; 0.14 passes it)")
 def test_collector_reset_index_resets_only_that_env():
     env = TorchPoolEnv("_Probe-v0", num_envs=3, episode_length=100)
     collector = Collector(env, td_policy(HashPolicy(num_actions=5)), frames_per_batch=3 * 4, total_frames=-1,
@@ -435,6 +443,48 @@ def test_close_closes_the_pool():
     assert env.pool.closed and env.is_closed
     with pytest.raises(RuntimeError, match="closed"):
         env.reset()
+
+
+def spec_devices(env) -> dict[str, torch.device]:
+    """The device of every spec of ``env``, composites and leaves, by a readable name."""
+    devices = {}
+    for name in ("full_observation_spec", "full_action_spec", "full_reward_spec", "full_done_spec",
+                 "full_state_spec"):
+        composite = getattr(env, name)
+        devices[name] = composite.device
+        devices.update((f"{name}[{key!r}]", leaf.device) for key, leaf in composite.items(True, True))
+    return devices
+
+
+def test_specs_are_built_on_the_requested_device_meta():
+    # NOTE [Specs on the env's device], on a device every machine has. torchrl refused this env
+    # ("All devices of Composite must match": sub-specs on the CPU, the composite on meta), as it refused
+    # device="cuda" on the GPU machine. (Only CartPole's specs can live on meta: torchrl's bounded specs
+    # compare their bounds with .item(), which meta tensors cannot do; the CUDA test below covers those.)
+    env = TorchPoolEnv("CartPole-v1", 4, device="meta")
+    wrong = {name: device for name, device in spec_devices(env).items() if device != torch.device("meta")}
+    assert not wrong, f"specs not on the env's device meta: {wrong}"
+    env.close()
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "HalfCheetah-v5", "CheetahRun-v1"])
+def test_cuda_specs_and_rollouts_match_cpu(env_id):
+    # Bounded specs (Pendulum's action), family extras (HalfCheetah's), named fields (CheetahRun's).
+    # (No Atari id: every Atari pool crashed on the GPU machine, issue 46 item 1.)
+    env = TorchPoolEnv(env_id, 3, device="cuda", seed=0)
+    wrong = {name: device for name, device in spec_devices(env).items() if device.type != "cuda"}
+    assert not wrong, f"{env_id}: specs not on the env's device {env.device}: {wrong}"
+    cpu = TorchPoolEnv(env_id, 3, seed=0)
+    zeros = lambda td: td.set("action", cpu.action_spec.zero().to(td.device))
+    expected = cpu.rollout(40, zeros, break_when_any_done=False)
+    got = env.rollout(40, zeros, break_when_any_done=False)
+    assert got.device.type == "cuda", f"{env_id}: the rollout is on {got.device}"
+    differing = [key for key in expected.keys(True, True) if not torch.equal(got[key].cpu(), expected[key])]
+    assert not differing, f"{env_id}: entries that differ between device='cuda' and the CPU: {differing}"
+    check_env_specs(env)
+    env.close()
+    cpu.close()
 
 
 @pytest.mark.cuda

@@ -161,6 +161,9 @@ class TorchPoolEnv(EnvBase):
     # ---- specs --------------------------------------------------------------
 
     def _make_specs(self) -> None:
+        # NOTE [Specs on the env's device]: every spec is built on the CPU, then moved as a whole to the
+        # env's device. A Composite on cuda:0 refuses sub-specs on the CPU (torchrl 0.12 and later check
+        # each one as it is set), and a bounded spec's bounds are tensors that must live on that device too.
         pool, batch, device = self._pool, self.batch_size, self.device
         column = torch.Size((*batch, 1))  # torchrl's trailing singleton for rewards, flags and stats
         spec = pool.observation_spec
@@ -177,11 +180,11 @@ class TorchPoolEnv(EnvBase):
         output_spec = pool.output_spec
         for key in self._extra_keys:
             observation[key] = _extra_spec(*output_spec[key], batch)
-        self.observation_spec = Composite(observation, shape=batch, device=device)
+        self.observation_spec = Composite(observation, shape=batch).to(device)
         self.action_spec = pool.action_spec.to_torchrl(tuple(batch)).to(device)
-        self.reward_spec = Unbounded(shape=column, dtype=torch.float32, device=device)
+        self.reward_spec = Unbounded(shape=column, dtype=torch.float32).to(device)
         self.done_spec = Composite(
-            {key: Categorical(2, shape=column, dtype=torch.bool) for key in _DONE_KEYS}, shape=batch, device=device)
+            {key: Categorical(2, shape=column, dtype=torch.bool) for key in _DONE_KEYS}, shape=batch).to(device)
 
     # ---- EnvBase hooks ------------------------------------------------------
 
