@@ -194,8 +194,8 @@ def test_envs_editing_their_model_share_none_of_their_edits(env_id):
     step) gives, step for step, what a pool of one env seeded seed + i gives: no env sees another's target,
     gains or terrain."""
     steps, num_envs = 40, 4
-    spec = torchpool.make(env_id, num_envs=1).action_spec
-    low, high = spec.low.numpy(), spec.high.numpy()
+    with torchpool.make(env_id, num_envs=1) as pool:
+        low, high = pool.action_spec.low.numpy(), pool.action_spec.high.numpy()
     actions = torch.from_numpy(np.random.default_rng(3).uniform(low, high, size=(steps, num_envs, *low.shape)))
 
     def run(num_envs: int, seed: int, columns: slice) -> list:

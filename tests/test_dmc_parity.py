@@ -298,8 +298,8 @@ def test_dmc_mean_returns_match_dm_control():
         jobs, actions = [], {}
         for env_id in RETURN_IDS:
             domain, task = registry.DMC_IDS[env_id]
-            spec = torchpool.make(env_id, num_envs=1).action_spec
-            low, high = spec.low.double().numpy(), spec.high.double().numpy()
+            with torchpool.make(env_id, num_envs=1) as pool:
+                low, high = pool.action_spec.low.double().numpy(), pool.action_spec.high.double().numpy()
             actions[env_id] = rng.uniform(low, high, size=(RETURN_STEPS, *low.shape))
             jobs.append({"domain": domain, "task": task, "actions": actions[env_id].tolist()})
         reference.send("returns", tasks=jobs, episodes=RETURN_EPISODES, seed=13)
