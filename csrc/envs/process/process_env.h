@@ -74,7 +74,7 @@ struct ProcessModel {
   Region region;
 
   explicit ProcessModel(const Config& config)
-      : info(RegionRegistry::instance().take(config.integer("region"))),
+      : info(RegionRegistry::instance().take(static_cast<int64_t>(config.number("region")))),
         region(info->base, info->layout) {}
 
   EnvSpec spec(Dtype) const { return info->spec; }
