@@ -461,3 +461,25 @@ def test_atari_info_terminated_is_the_game_over_not_a_lost_life():
             if info["terminated"][0]:
                 break
     assert ends == [(4, 0), (3, 0), (2, 0), (1, 0), (0, 1)]
+
+
+def test_only_the_atari_family_renames_game_over_and_raw_reward():
+    # A Python env whose info has Atari's extras' names: info["terminated"] and info["reward"] must be its
+    # own terminated and reward, and its game_over / raw_reward stay in info under their own names.
+    from atari_named_info_env import LENGTH, AtariNamedInfoEnv
+
+    env = envpool.make(AtariNamedInfoEnv, env_type="gymnasium", num_envs=2, num_workers=1)
+    try:
+        assert env.pool.family == "Process"
+        env.reset()
+        for _ in range(LENGTH):
+            _, reward, terminated, _, info = env.step(np.zeros(2, dtype=np.int64))
+        assert terminated.all(), f"the episodes end after {LENGTH} steps, terminated {terminated}"
+        assert info["terminated"].tolist() == [1, 1], (
+            f"info['terminated'] {info['terminated']}: the env's game_over extra was taken for Atari's game end")
+        assert info["reward"].tolist() == reward.tolist() == [1.0, 1.0], (
+            f"info['reward'] {info['reward']}, the step's reward {reward}: raw_reward was taken for Atari's")
+        assert info["game_over"].tolist() == [0, 0] and info["raw_reward"].tolist() == [100.0, 100.0], (
+            f"the env's own info entries are lost or changed: {sorted(info)}")
+    finally:
+        env.close()

@@ -736,3 +736,25 @@ def test_make_atari_env_maps_atari_wrappers_arguments_and_names_the_rest():
         make_atari_env("Pong-v5", wrapper_kwargs={"frame_stack": 4})
     with pytest.raises(ValueError, match="preprocessing must be 'gymnasium' or 'sb3', got 'keras'"):
         torchpool.make("Pong-v5", preprocessing="keras")
+
+
+def test_only_the_atari_family_gets_atari_accounting():
+    # A Python env whose info has Atari's extras' names (game_over never set, raw_reward 100 a step):
+    # Monitor's episode must be its own 3 steps of reward 1, not a "game" of raw_reward that never ends.
+    from atari_named_info_env import LENGTH, AtariNamedInfoEnv
+
+    envs = PoolVecEnv(AtariNamedInfoEnv, num_envs=2, num_workers=1)
+    try:
+        assert envs.pool.family == "Process"
+        envs.reset()
+        for _ in range(LENGTH):
+            _, _, dones, infos = envs.step(np.zeros(2, dtype=np.int64))
+        assert dones.all(), f"the episodes end after {LENGTH} steps, dones {dones}"
+        for info in infos:
+            episode = info.get("episode")
+            assert episode is not None and (episode["r"], episode["l"]) == (float(LENGTH), LENGTH), (
+                f"Monitor's episode {episode}, not r={float(LENGTH)}, l={LENGTH}: a non-Atari env "
+                "was given Atari's game accounting because of its info's names")
+            assert (info["game_over"], info["raw_reward"]) == (0, 100.0), f"the env's own info changed: {info}"
+    finally:
+        envs.close()

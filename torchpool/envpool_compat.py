@@ -71,8 +71,9 @@ __all__ = ["make", "make_gym", "make_gymnasium", "make_dm", "EnvPool", "DmEnvPoo
 
 # Keys other than the fixed ones are family extras.
 _POOL_KEYS = frozenset(FIXED_KEYS)
-# Extras that EnvPool exposes under other names (or that info derives itself).
-_RENAMED_EXTRAS = frozenset({"lives", "raw_reward", "game_over"})  # become lives, reward, terminated
+# Atari's extras that EnvPool exposes under other names: lives, reward (unclipped) and terminated (the game's
+# end). Only the Atari family's (Pool.family): another pool's extras of those names stay as they are.
+_ATARI_RENAMED_EXTRAS = frozenset({"lives", "raw_reward", "game_over"})
 
 
 def make(
@@ -310,19 +311,23 @@ class EnvPool(EnvPoolMixin, gymnasium.Env):
         }
         keys = set(td.keys())
         terminated = td["terminated"].numpy()
-        if "game_over" in keys:  # Atari: the real end of the game, also under episodic_life
+        atari = self._pool.family == "Atari"
+        if atari:  # the real end of the game, also under episodic_life; the unclipped reward
             lives = td["lives"].numpy().astype(np.int32)
             game_over = td["game_over"].numpy()
+            renamed = _ATARI_RENAMED_EXTRAS
         elif "lives" in keys:
             lives = td["lives"].numpy().astype(np.int32)
             game_over = terminated & (lives == 0)
+            renamed = {"lives"}
         else:
             lives = np.zeros(len(env_id), dtype=np.int32)
             game_over = terminated
+            renamed = set()
         info["lives"] = lives
-        info["reward"] = td["raw_reward" if "raw_reward" in keys else "reward"].numpy()
+        info["reward"] = td["raw_reward" if atari else "reward"].numpy()
         info["terminated"] = game_over.astype(np.int32)
-        for key in keys - _POOL_KEYS - _RENAMED_EXTRAS:
+        for key in keys - _POOL_KEYS - renamed:
             info[key] = td[key].numpy()
         return info
 

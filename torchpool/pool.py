@@ -195,6 +195,7 @@ class Pool:
               seed: int, autoreset: str, obs_dtype: torch.dtype, max_episode_steps: int,
               thread_affinity_offset: int, spin_polls: int, pin_memory: bool | None, schedule_off: int) -> None:
         """Makes the core of family ``family`` (from its module's ``plugin``) and the pool's buffers around it."""
+        self._family = family
         self.seed = seed
         self.num_envs = num_envs
         self.batch_size = batch_size
@@ -496,6 +497,12 @@ class Pool:
         """
         count = self.num_envs if num_envs is None else _positive_int("num_envs", num_envs)
         return bool(self._live_core().wakes_workers(count))
+
+    @property
+    def family(self) -> str:
+        """The C++ family that steps these envs: ``"Atari"``, ``"CartPole"``, ``"DmcWalker"``, ``"Process"``
+        (Python envs)... Adapters ask it, not the extras' names, what kind of env this is."""
+        return self._family
 
     @property
     def renders(self) -> bool:

@@ -83,7 +83,8 @@ from .pool import make as _make_pool
 # and unclipped scores, whatever those wrappers do. A torchpool Atari pool
 # does both inside the env (episodic_life=, reward_clip=): with them on, its
 # episode is one life and its episode_return is clipped. So for a family with
-# the game_over and raw_reward extras the VecEnv sums raw_reward itself and
+# the Atari family (Pool.family; not any pool whose extras happen to carry
+# those names, e.g. a Python env's info) the VecEnv sums the raw_reward extra itself and
 # puts infos[i]["episode"] only where the game ended (game_over, or a
 # truncation): r is the game's unclipped return, l its length in agent steps,
 # or, from make_atari_env, in emulator frames as Monitor over SB3's
@@ -228,7 +229,7 @@ class PoolVecEnv(VecEnv):
         self.monitor = monitor
         self._extra_keys = pool.extra_keys
         # Atari: Monitor's episode is the whole game, unclipped ("Atari games in Monitor's info", above).
-        self._games = {"game_over", "raw_reward"} <= set(self._extra_keys)
+        self._games = pool.family == "Atari"
         # Monitor's l in emulator frames (make_atari_env), not agent steps.
         self.lengths_in_frames = False
         self._game_returns = np.zeros(pool.num_envs, dtype=np.float64)
