@@ -19,12 +19,22 @@ advancing once), medians over the rounds.
     python benchmarks/python_envs.py --envs CartPole-v1 --rounds 1   # a quick look
     python benchmarks/python_envs.py --spins                          # NOTE [Yielding spins]
     python benchmarks/python_envs.py --modes                          # the core schedule it runs under
+    python benchmarks/python_envs.py --versus-sync --record           # torchpool sync / SyncVectorEnv, 4-16 envs
+    python benchmarks/python_envs.py --where                          # NOTE [Where envs step]: caller vs workers
+
+``--versus-sync`` answers one question: is ``torchpool.make(env_fn)`` with its
+defaults ever slower than Gymnasium's ``SyncVectorEnv`` on this host? It adds
+LunarLander-v3 and MiniGrid-Empty-8x8-v0 (``ImgObsWrapper``) to the envs,
+steps 4, 8 and 16 envs, alternates the two systems (A/B, B/A) in each round
+and writes the medians, their ratio and where the pool chose to step
+(``pool.schedule["steps_in"]``) to RESULTS.md and python_envs_vs_sync.png.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -40,6 +50,14 @@ from torchpool._workers import process_pool
 
 HERE = Path(__file__).resolve().parent
 ENVS = ("CartPole-v1", "Ant-v5", "uneven")
+VERSUS_SYNC_ENVS = ("CartPole-v1", "LunarLander-v3", "MiniGrid-Empty-8x8-v0", "Ant-v5", "uneven")
+
+
+def make_minigrid(env_id: str = "MiniGrid-Empty-8x8-v0") -> gymnasium.Env:
+    import minigrid  # noqa: F401  registers the ids
+    from minigrid.wrappers import ImgObsWrapper
+
+    return ImgObsWrapper(gymnasium.make(env_id))
 
 
 def env_fn(env: str) -> Callable[[], gymnasium.Env]:
@@ -47,6 +65,8 @@ def env_fn(env: str) -> Callable[[], gymnasium.Env]:
         import uneven_env
 
         return uneven_env.make_uneven
+    if env.startswith("MiniGrid"):
+        return functools.partial(make_minigrid, env)
     return functools.partial(gymnasium.make, env)
 
 
@@ -82,8 +102,10 @@ def bare_loop(env: str, num_envs: int):
     return step, one.close
 
 
-def torchpool_sync(env: str, num_envs: int, workers: int | None = None):
-    pool = torchpool.make(env_fn(env), num_envs=num_envs, num_workers=workers)
+def torchpool_sync(env: str, num_envs: int, workers: int | None = None, steps_in: str = "auto", report=None):
+    pool = torchpool.make(env_fn(env), num_envs=num_envs, num_workers=workers, steps_in=steps_in)
+    if report is not None:
+        report.append(pool.schedule["steps_in"])
     pool.reset()
     acts = [torch.as_tensor(a) for a in actions_for(pool.action_space, 256, num_envs)]
 
@@ -260,15 +282,113 @@ def modes(num_envs: int, rounds: int) -> None:
         print(f"{name:24s} {kind:5s} {statistics.median(values):10,.0f} steps/s")
 
 
+# Seconds each system steps per turn in --versus-sync and --where.
+VERSUS_SECONDS = 1.5
+
+
+def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
+    """torchpool sync (defaults) against SyncVectorEnv: {(env, num_envs): (ours, theirs, steps_in)}."""
+    results = {}
+    for env in envs:
+        for num_envs in sizes:
+            ours, theirs, chosen = [], [], []
+            for r in range(rounds):
+                turns = [("ours", functools.partial(torchpool_sync, report=chosen)),
+                         ("theirs", gymnasium_vector("sync"))]
+                for name, make in turns if r % 2 == 0 else turns[::-1]:
+                    step, close = make(env, num_envs)
+                    try:
+                        rate = timed(step, VERSUS_SECONDS, warmup=0.2)
+                    finally:
+                        close()
+                    (ours if name == "ours" else theirs).append(rate)
+            results[(env, num_envs)] = (statistics.median(ours), statistics.median(theirs),
+                                        "/".join(sorted(set(chosen))))
+            o, t, c = results[(env, num_envs)]
+            print(f"{env:24s} {num_envs:3d} envs  torchpool {o:10,.0f}  SyncVectorEnv {t:10,.0f}  "
+                  f"{o / t:5.2f}x  steps in: {c}", flush=True)
+    return results
+
+
+def where(envs: list[str], sizes: list[int], rounds: int) -> None:
+    """NOTE [Where envs step]: the same pool stepping in the caller and in workers, interleaved."""
+    for env in envs:
+        for num_envs in sizes:
+            rates = {"caller": [], "workers": []}
+            for r in range(rounds):
+                for steps_in in ("caller", "workers") if r % 2 == 0 else ("workers", "caller"):
+                    step, close = torchpool_sync(env, num_envs, steps_in=steps_in)
+                    try:
+                        rates[steps_in].append(timed(step, VERSUS_SECONDS, warmup=0.2))
+                    finally:
+                        close()
+            caller, workers = statistics.median(rates["caller"]), statistics.median(rates["workers"])
+            print(f"{env:24s} {num_envs:3d} envs  caller {caller:10,.0f}  workers {workers:10,.0f}  "
+                  f"workers/caller {workers / caller:5.2f}x", flush=True)
+
+
+def record_versus_sync(results: dict, rounds: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    info = bench.machine(("gymnasium", "minigrid", "Box2D"))
+    begin, end = "<!-- python-envs-vs-sync:begin -->", "<!-- python-envs-vs-sync:end -->"
+    load = os.getloadavg()
+    lines = [begin, "## Python envs: torchpool.make(env_fn) against SyncVectorEnv (benchmarks/python_envs.py "
+             "--versus-sync)", "",
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
+             f"{info['ram']}; {info['os']}; {info['versions']}; load average at the end "
+             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min: other work shared the cores).",
+             f"torchpool sync with its defaults (it chooses where envs step: NOTE [Where envs step]) against "
+             f"Gymnasium's SyncVectorEnv; batch_size = num_envs; one thread each side; the two alternate in "
+             f"{rounds} rounds of {VERSUS_SECONDS:.1f} s each; medians, env steps/s (one env advancing once; "
+             "frames/s are the same, no frame skip).", "",
+             "| env | num_envs | torchpool steps/s | SyncVectorEnv steps/s | ratio | steps in |",
+             "|---|---:|---:|---:|---:|---|"]
+    for (env, num_envs), (ours, theirs, chosen) in results.items():
+        lines.append(f"| {env} | {num_envs} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {chosen} |")
+    lines += ["", "![python_envs_vs_sync](python_envs_vs_sync.png)", end]
+    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
+    envs = list(dict.fromkeys(env for env, _ in results))
+    sizes = sorted({n for _, n in results})
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    width = 0.8 / len(sizes)
+    for k, num_envs in enumerate(sizes):
+        ratios = [results[(env, num_envs)][0] / results[(env, num_envs)][1] if (env, num_envs) in results else 0
+                  for env in envs]
+        ax.bar(np.arange(len(envs)) + k * width, ratios, width, label=f"{num_envs} envs")
+    ax.axhline(1.0, color="k", lw=1, ls="--")
+    ax.set_xticks(np.arange(len(envs)) + width * (len(sizes) - 1) / 2, envs, fontsize=8)
+    ax.set_ylabel("torchpool sync / SyncVectorEnv (steps/s)")
+    ax.set_title(f"{info['cpu']}, {info['cores']} cores")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(HERE / "python_envs_vs_sync.png", dpi=120)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=ENVS)
+    parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=ENVS + VERSUS_SYNC_ENVS[1:3])
     parser.add_argument("--num-envs", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--spins", action="store_true", help="compare the yielding polls' settings")
     parser.add_argument("--modes", action="store_true", help="compare the core's schedules for the process family")
     parser.add_argument("--record", action="store_true", help="write RESULTS.md's section and python_envs.png")
+    parser.add_argument("--versus-sync", action="store_true", help="torchpool sync against SyncVectorEnv only")
+    parser.add_argument("--where", action="store_true", help="steps_in='caller' against 'workers'")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16], help="num_envs for --versus-sync")
     args = parser.parse_args()
+    if args.versus_sync or args.where:
+        envs = [e for e in VERSUS_SYNC_ENVS if e in args.envs or args.envs == list(ENVS)]
+        if args.where:
+            return where(envs, args.sizes, args.rounds)
+        results = versus_sync(envs, args.sizes, args.rounds)
+        if args.record:
+            record_versus_sync(results, args.rounds)
+        return
     if args.spins:
         return spins(args.num_envs, args.rounds)
     if args.modes:

@@ -66,9 +66,10 @@ def _sample_actions(space, num_envs, rng):
     return rng.uniform(space.low, space.high, (num_envs, *space.shape)).astype(space.dtype)
 
 
+@pytest.mark.parametrize("steps_in", ["workers", "caller"])
 @pytest.mark.parametrize("autoreset", ["same_step", "next_step"])
 @pytest.mark.parametrize("env", ["gymnasium:CartPole-v1", "gymnasium:Pendulum-v1", "dict", "tuple"])
-def test_sync_steps_equal_sync_vector_env(env, autoreset):
+def test_sync_steps_equal_sync_vector_env(env, autoreset, steps_in):
     num_envs, steps = 6, 25
     if env == "dict":
         fn = functools.partial(python_envs.CountingDictEnv, length=4)
@@ -77,8 +78,10 @@ def test_sync_steps_equal_sync_vector_env(env, autoreset):
     else:
         fn = functools.partial(gymnasium.make, env.split(":", 1)[1])
     reference = gymnasium.vector.SyncVectorEnv([fn] * num_envs, autoreset_mode=MODES[autoreset])
-    with torchpool.make(env if env.startswith("gymnasium") else fn, num_envs=num_envs, num_workers=2, seed=5,
-                        autoreset=autoreset) as pool:
+    where = {"num_workers": 2} if steps_in == "workers" else {"steps_in": "caller"}
+    with torchpool.make(env if env.startswith("gymnasium") else fn, num_envs=num_envs, seed=5,
+                        autoreset=autoreset, **where) as pool:
+        assert pool.schedule["steps_in"] == steps_in
         space = reference.single_observation_space
         assert pool.observation_spec.to_gymnasium() == space
         assert pool.action_spec.to_gymnasium() == reference.single_action_space

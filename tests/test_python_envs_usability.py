@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import cloudpickle
@@ -219,6 +220,8 @@ def test_a_step_past_step_timeout_is_an_env_error_and_its_worker_restarts():
         while _alive(before[0]) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not _alive(before[0])
+        while pool.schedule["restarts"] == 0 and time.monotonic() < deadline + 5:  # a request sent meanwhile fails
+            time.sleep(0.01)
         # The pool goes on: the stopped worker's envs start new episodes in its replacement (env 0, which
         # was not in flight, learns it at its next step, as after any restart).
         with pytest.raises(torchpool.EnvError) as raised:
@@ -293,3 +296,73 @@ def test_workers_start_without_torch_in_a_second():
     finally:
         pool.close()
     assert took < 1.5, f"a 2-worker make('gymnasium:CartPole-v1') took {took:.2f} s"
+
+
+# ---- 1. where envs step --------------------------------------------------------
+
+
+class SleepsInStep(gymnasium.Env):
+    """Each step sleeps `sleep_ms` (interruptible, as Python's time.sleep is)."""
+
+    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, sleep_ms: float = 50.0):
+        self.sleep, self.steps = sleep_ms / 1e3, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.steps = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        time.sleep(self.sleep)
+        self.steps += 1
+        return np.full(1, self.steps, np.float32), 1.0, False, False, {}
+
+
+@pytest.mark.parametrize("load", [0.0, 8.0])
+def test_the_pool_steps_cheap_envs_in_the_caller_and_costly_ones_in_workers(monkeypatch, load):
+    from torchpool._workers import process_pool
+
+    monkeypatch.setattr(process_pool, "available_cpus", lambda: 2)
+    monkeypatch.setattr(process_pool.os, "getloadavg", lambda: (load, load, load))
+    with torchpool.make("gymnasium:CartPole-v1", num_envs=4) as pool:
+        assert pool.schedule["steps_in"] == "caller" and pool.worker_pids == []
+        assert 0 < pool.schedule["measured_step_ns"] < 1e6
+    with torchpool.make(functools.partial(python_envs.CounterEnv, sleep_ms=2.0), num_envs=4) as pool:
+        assert pool.schedule["steps_in"] == "workers" and len(pool.worker_pids) == 2, (
+            f"2 ms steps should go to workers at load {load}")
+    # Asked for: num_workers means workers, steps_in="caller" the caller.
+    with torchpool.make("gymnasium:CartPole-v1", num_envs=4, num_workers=2) as pool:
+        assert pool.schedule["steps_in"] == "workers"
+    with torchpool.make(functools.partial(python_envs.CounterEnv, sleep_ms=2.0), num_envs=4,
+                        steps_in="caller") as pool:
+        assert pool.schedule["steps_in"] == "caller"
+
+
+def test_envs_in_the_caller_start_no_process_and_fail_as_envs():
+    before = _children()
+    with torchpool.make(python_envs.FailingEnv, num_envs=3, steps_in="caller", fail_at=2) as pool:
+        assert _children() == before
+        pool.reset()
+        pool.step(torch.zeros(3, dtype=torch.int64))
+        with pytest.raises(torchpool.EnvError) as raised:
+            pool.step(torch.zeros(3, dtype=torch.int64))
+        assert raised.value.env_ids == [0, 1, 2] and "the env broke at step 2" in raised.value.messages[1]
+        td = pool.step(torch.zeros(3, dtype=torch.int64))  # they reset
+        assert td["observation"].flatten().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_ctrl_c_interrupts_envs_stepping_in_the_caller():
+    with torchpool.make(SleepsInStep, num_envs=4, steps_in="caller") as pool:
+        pool.reset()
+        timer = threading.Timer(0.07, os.kill, (os.getpid(), signal.SIGINT))  # in env 1's step
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            pool.step(torch.zeros(4, dtype=torch.int64))
+        assert time.monotonic() - started < 0.15, "the envs after the interrupted one were stepped"
+        timer.join()
+        td = pool.step(torch.zeros(4, dtype=torch.int64))  # env 0 stepped on; the others start anew
+        assert td["observation"].flatten().tolist() == [2.0, 0.0, 0.0, 0.0]

@@ -23,7 +23,8 @@ _GYMNASIUM_ENTRY_POINTS = "gymnasium."
 # The arguments of torchpool.make() and ProcessPool: a keyword close to one of
 # these, and named by no env constructor, is a typo.
 TORCHPOOL_ARGUMENTS = ("num_envs", "batch_size", "num_workers", "seed", "autoreset", "env_kwargs",
-                       "max_episode_steps", "pin_memory", "spin_polls", "step_timeout", "num_threads", "obs_dtype")
+                       "max_episode_steps", "pin_memory", "spin_polls", "step_timeout", "steps_in", "num_threads",
+                       "obs_dtype")
 # gymnasium.make()'s own keywords, besides those of the env's constructor.
 _MAKE_KEYWORDS = ("max_episode_steps", "disable_env_checker", "render_mode")
 

@@ -32,7 +32,8 @@ from ..pool import (
     _positive_int,
     draw_seed,
 )
-from . import GYMNASIUM_PREFIX, argument_checks, launch, spaces
+from . import GYMNASIUM_PREFIX, argument_checks, in_caller, launch, spaces
+from . import worker as worker_script
 from .supervisor import Supervisor
 
 # Bytes of traceback text an env's error keeps.
@@ -50,6 +51,13 @@ _THREADS = 1
 # benchmarks/python_envs.py --spins compares settings.
 _PARENT_SPIN_POLLS = 1000
 _WORKER_SPIN_POLLS = 1000
+# NOTE [Where envs step]: workers pay when a call's env work (num_envs x the
+# median step) is at least this, and this many cores are idle.
+_WORKERS_PAY_ABOVE_NS = 100e3
+_WORKERS_NEED_IDLE_CORES = 1.5
+# Fewer idle cores (the 1-minute load average, less this process): each
+# hand-off waits for a turn of the scheduler, so workers need ten times the work.
+_BUSY_FACTOR = 10.0
 
 
 def _checked_step_timeout(step_timeout: float | None) -> float | None:
@@ -110,17 +118,25 @@ class ProcessPool(Pool):
                  num_workers: int | None = None, seed: int | None = 0, autoreset: str = "same_step",
                  env_kwargs: Sequence[dict] | None = None, max_episode_steps: int | None = None,
                  pin_memory: bool | None = None, spin_polls: int = DEFAULT_SPIN_POLLS,
-                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S, **kwargs: Any):
+                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S, steps_in: str = "auto", **kwargs: Any):
         self._core = None
         if not sys.platform.startswith("linux"):
             raise NotImplementedError("pools of Python envs need Linux (memfd, pidfd and shared futexes); "
                                       f"this is {sys.platform}")
         self._workers: list[launch.Worker] = []
         self._supervisor: Supervisor | None = None
+        self._in_caller: in_caller.AnswersInCaller | None = None
         self._region_fd = -1
         self._owner = os.getpid()
         self._lent = collections.deque()  # Pool's (NOTE [Lent buffers]); close() clears it
         num_envs, batch_size = _checked_sizes(num_envs, batch_size)
+        if steps_in not in ("auto", "caller", "workers"):
+            raise ValueError(f"steps_in must be 'auto', 'caller' or 'workers', got {steps_in!r}")
+        if num_workers is not None:
+            if steps_in == "caller":
+                raise ValueError("num_workers applies to steps_in='workers' (or 'auto'); steps_in='caller' "
+                                 "steps every env in this process")
+            steps_in = "workers"  # asked for: NOTE [Where envs step]
         num_workers = min(available_cpus(), num_envs) if num_workers is None else _positive_int("num_workers",
                                                                                                  num_workers)
         num_workers = min(num_workers, num_envs)
@@ -143,7 +159,13 @@ class ProcessPool(Pool):
                           for first, count in ranges]
         self._module_path = _process_module().__file__
         try:
-            self._start(ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls)
+            self._steps_in, self._measured_step_ns, probed_info = self._where_envs_step(
+                steps_in, env_fns[0], per_env_kwargs[0], num_envs, num_workers, seed)
+            if self._steps_in == "caller":
+                self.num_workers = 0
+                ranges = [(0, num_envs)]
+            self._start(ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls,
+                        env_fns, per_env_kwargs, probed_info)
         except BaseException:
             self._shut_down_workers()
             raise
@@ -203,14 +225,67 @@ class ProcessPool(Pool):
             raise TypeError(f"env_fn cannot be pickled for the worker processes ({type(error).__name__}: "
                             f"{error}); define it at module level or close over picklable values only") from None
 
-    def _start(self, ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls) -> None:
+    # NOTE [Where envs step]. Shipping a step to a worker process and its
+    # answer back costs tens of microseconds of wake-ups and copies per call
+    # and worker, more on a VM and far more when other processes hold the
+    # cores (each wait for a turn of the scheduler). Workers pay when a call's
+    # env work is large against that and there are cores to run them on; else
+    # the envs step in the calling process, as in Gymnasium's SyncVectorEnv,
+    # with no hand-off at all (in_caller.py). "auto" decides from the median
+    # step time of a throwaway env (also the one whose seeded reset gives the
+    # info keys: no env of the pool is reset), the cores available and the
+    # load average; benchmarks/python_envs.py --where measures the threshold.
+    # An explicit num_workers means workers.
+
+    @staticmethod
+    def _where_envs_step(steps_in: str, env_fn, kwargs: dict, num_envs: int, num_workers: int, seed: int):
+        """(``"caller"`` or ``"workers"``, the measured step time in ns or None, the probe's info or None)."""
+        if steps_in == "workers":
+            return "workers", None, None
+        probe = worker_script.make_env(env_fn, kwargs, {})
+        if not isinstance(probe, worker_script.gymnasium_env_class()):
+            raise TypeError(f"env_fn returned a {type(probe).__module__}.{type(probe).__qualname__}, "
+                            "not a gymnasium.Env")
+        try:
+            _, info = probe.reset(seed=seed)
+            cost = in_caller.step_cost_ns(probe) if steps_in == "auto" else None
+        finally:
+            probe.close()
+        if steps_in == "caller":
+            return "caller", None, info
+        cores = available_cpus()
+        idle_cores = cores - max(os.getloadavg()[0] - 1.0, 0.0)  # the load counts this process
+        threshold = _WORKERS_PAY_ABOVE_NS * (1.0 if idle_cores >= _WORKERS_NEED_IDLE_CORES else _BUSY_FACTOR)
+        workers_pay = cores >= 2 and num_workers >= 2 and cost * num_envs >= threshold
+        return ("workers" if workers_pay else "caller"), cost, (None if workers_pay else info)
+
+    def _build_in_caller(self, env_fns: list, env_kwargs: list, info: dict) -> tuple[list, dict]:
+        envs = worker_script.build_envs({"env_fns": env_fns, "env_kwargs": env_kwargs, "first_env": 0,
+                                         "registrations": {}})
+        try:
+            report = worker_script.describe(envs, None, None)
+        except BaseException:
+            for env in envs:
+                env.close()
+            raise
+        report["info"] = info
+        return envs, report
+
+    def _start(self, ranges, batch_size, seed, autoreset, max_episode_steps, pin_memory, spin_polls,
+               env_fns, env_kwargs, probed_info) -> None:
         process = _process_module()
-        for w, (first, count) in enumerate(ranges):  # one at a time: a failed start leaves the others to close
-            # Worker 0 also resets env 0 once, for its info keys; a replacement of it does not.
-            worker = launch.start(w, first, self._payloads[w], self._module_path, probe_seed=seed if w == 0 else None)
-            worker.env_count = count
-            self._workers.append(worker)
-        reports = [launch.built(worker) for worker in self._workers]
+        envs_here: list = []
+        if self._steps_in == "caller":
+            envs_here, first = self._build_in_caller(env_fns, env_kwargs, probed_info)
+            reports = [("built", first)]
+        else:
+            for w, (first, count) in enumerate(ranges):  # one at a time: a failed start leaves the others to close
+                # Worker 0 also resets an extra env once, for its info keys; a replacement of it does not.
+                worker = launch.start(w, first, self._payloads[w], self._module_path,
+                                      probe_seed=seed if w == 0 else None)
+                worker.env_count = count
+                self._workers.append(worker)
+            reports = [launch.built(worker) for worker in self._workers]
         for worker, (kind, report) in zip(self._workers, reports):
             if kind != "built":
                 first, last = worker.first_env, worker.first_env + worker.env_count - 1
@@ -259,6 +334,10 @@ class ProcessPool(Pool):
                       "fields": [(c.path, c.dtype.name, c.shape) for c in columns],
                       "extras": [(key, dtype.name, shape) for key, dtype, shape in extras],
                       "spin_polls": _WORKER_SPIN_POLLS}
+        if self._steps_in == "caller":  # NOTE [Answers in the caller]
+            self._in_caller = in_caller.AnswersInCaller(process, self._region, self._region_address, self._plan,
+                                                        envs_here)
+            self._in_caller.install()
         for worker in self._workers:
             launch.send_region(worker, self._region_fd, self._plan)
         for worker in self._workers:
@@ -269,14 +348,15 @@ class ProcessPool(Pool):
             self._region_address, layout_args, [c.core_field() for c in columns], action.core,
             [(key, spaces._CODES[dtype.name], list(shape)) for key, dtype, shape in extras],
             0 if max_episode_steps is None else max_episode_steps, _STEP_COST_NS, _PARENT_SPIN_POLLS)
-        self._open(process.family_plugin, "Process", {"region": float(key)}, layout_args[0], batch_size, _THREADS, seed,
+        self._open(process.family_plugin, "Process", {"region": int(key)}, layout_args[0], batch_size, _THREADS, seed,
                    autoreset, torch.float32, -1, -1, spin_polls, pin_memory, 0)
         self.observation_spec = spaces.observation_spec(first["observation_space"], columns)
         self.action_spec = action.spec
         self._action_dtypes = action.dtypes
         self.observation_space = first["observation_space"]
         self.action_space = first["action_space"]
-        self._supervisor = Supervisor(self._workers, self, self.step_timeout)
+        if self._workers:
+            self._supervisor = Supervisor(self._workers, self, self.step_timeout)
 
     # ---- workers ------------------------------------------------------------
 
@@ -318,6 +398,8 @@ class ProcessPool(Pool):
                                                                                      w.first_env + w.env_count))}
                              for w in self._workers]
         plan["envs_per_process"] = [w.env_count for w in self._workers]
+        plan["steps_in"] = self._steps_in  # NOTE [Where envs step]
+        plan["measured_step_ns"] = self._measured_step_ns
         plan["restarts"] = self._supervisor.restarts if self._supervisor else 0
         plan["step_timeouts"] = self._supervisor.timeouts if self._supervisor else 0
         return plan
@@ -347,6 +429,9 @@ class ProcessPool(Pool):
         self._workers = []
         if supervisor is not None:
             supervisor.join()  # a replacement's handshake ended with its process
+        answers, self._in_caller = self._in_caller, None
+        if answers is not None:
+            answers.close()
         if self._region_fd >= 0:
             os.close(self._region_fd)
             self._region_fd = -1
@@ -356,3 +441,25 @@ class ProcessPool(Pool):
         return (f"ProcessPool({self.env_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}, "
                 f"num_workers={self.num_workers}, autoreset={self.autoreset!r})")
 
+
+
+def _raises_interrupts_from_the_caller(name: str):
+    """NOTE [Answers in the caller]: a Ctrl-C caught in an env stepped by the core's call surfaces here."""
+    method = getattr(Pool, name)
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            answers = self._in_caller
+            if answers is not None and answers.interrupted:
+                answers.interrupted = False
+                raise KeyboardInterrupt  # noqa: B012  (replaces the EnvError of the envs it failed)
+
+    return call
+
+
+for _name in ("reset", "step", "send", "recv", "send_into", "step_into", "step_into_trusted", "recv_into",
+              "async_reset"):
+    setattr(ProcessPool, _name, _raises_interrupts_from_the_caller(_name))

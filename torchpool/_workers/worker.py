@@ -117,6 +117,12 @@ def make_env(env_fn, kwargs: dict, registrations: dict):
         "or name it in the id, 'gymnasium:<module>:<id>', which imports <module> first)") from None
 
 
+def gymnasium_env_class() -> type:
+    import gymnasium
+
+    return gymnasium.Env
+
+
 def build_envs(payload: dict) -> list:
     import gymnasium
 
@@ -175,31 +181,70 @@ def load_process_module(path: str):
     return module
 
 
+class EnvAnswers:
+    """Runs an env's request and writes its observation and info extras into the region's columns (the
+    reward and flags are returned): the body of serve()'s loop, and of the parent's answers for envs that
+    step in the calling process (in_caller.py, NOTE [Answers in the caller] in shared_region.h)."""
+
+    def __init__(self, region: memoryview, plan: dict, envs: list | None, build_error: str | None,
+                 first_env: int, op_step: int):
+        import numpy as np
+
+        def column(offset: int, dtype, shape) -> np.ndarray:
+            return np.ndarray((plan["num_envs"], *shape), dtype=dtype, buffer=region, offset=offset)
+
+        offsets = plan["offsets"]
+        self.actions = column(offsets["actions"], np.float64, (max(plan["action_size"], 1),))
+        # (column, path into the observation) per observation field, then (column, info key) per extra.
+        self.fields = [(column(offset, dtype, shape), path)
+                       for offset, (path, dtype, shape) in zip(offsets["columns"], plan["fields"])]
+        self.extras = [(column(offset, dtype, shape), key)
+                       for offset, (key, dtype, shape) in zip(offsets["columns"][len(self.fields):], plan["extras"])]
+        kind, self.action_dtype, self.action_shape = plan["action"]
+        self.discrete = kind == "discrete"
+        self.single = self.fields[0][0] if len(self.fields) == 1 and self.fields[0][1] == () else None
+        self.by_id = [None] * first_env + (envs or [])  # envs[env], by the pool's env id
+        self.envs, self.build_error, self.op_step = envs, build_error, op_step
+        self.int64 = np.int64
+        self.started = set()  # envs reset by this process: a restarted worker's envs must reset before they step
+
+    def run(self, env: int, op: int, seed: int, index: int) -> tuple[float, bool, bool]:
+        if self.envs is None:
+            raise RuntimeError(f"env {env}'s worker process could not build its envs:\n{self.build_error}")
+        if op == self.op_step:
+            if env not in self.started:
+                raise RuntimeError(f"env {env}'s worker process was restarted since its last reset; "
+                                   "the env starts a new episode")
+            # A Discrete action as NumPy's int64, as Gymnasium's vector envs pass it: Discrete.contains()
+            # (the env checker's) takes a slower path for a Python int.
+            action = self.int64(index) if self.discrete else self.actions[env].astype(self.action_dtype).reshape(
+                self.action_shape)
+            observation, reward, term, trunc, info = self.by_id[env].step(action)
+        else:
+            observation, info = self.by_id[env].reset(seed=None if seed < 0 else seed)
+            reward, term, trunc = 0.0, False, False
+            self.started.add(env)
+        if self.single is not None:
+            self.single[env] = observation
+        else:
+            for target, path in self.fields:
+                value = observation
+                for key in path:
+                    value = value[key]
+                target[env] = value
+        for target, key in self.extras:
+            target[env] = info.get(key, 0)
+        return reward, term, trunc
+
+
 def serve(process, channel, region: memoryview, plan: dict, envs: list | None, build_error: str | None) -> None:
     """Answers requests until take() says to exit. The hot loop of the process pool."""
     import numpy as np
 
-    def column(offset: int, dtype, shape) -> np.ndarray:
-        return np.ndarray((plan["num_envs"], *shape), dtype=dtype, buffer=region, offset=offset)
-
-    offsets = plan["offsets"]
-    actions = column(offsets["actions"], np.float64, (max(plan["action_size"], 1),))
-    # (column, path into the observation) per observation field, then (column, info key) per extra.
-    fields = [(column(offset, dtype, shape), path)
-              for offset, (path, dtype, shape) in zip(offsets["columns"], plan["fields"])]
-    extras = [(column(offset, dtype, shape), key)
-              for offset, (key, dtype, shape) in zip(offsets["columns"][len(fields):], plan["extras"])]
-    kind, action_dtype, action_shape = plan["action"]
-    discrete = kind == "discrete"
-    single = fields[0][0] if len(fields) == 1 and fields[0][1] == () else None
-
-    first = channel.first_env
-    by_id = [None] * first + (envs or [])  # envs[env], by the pool's env id
+    run = EnvAnswers(region, plan, envs, build_error, channel.first_env, process.OP_STEP).run
     requests = np.zeros((max(channel.env_count, 1), 4), dtype=np.int64)
     address = requests.ctypes.data
     take, finish, fail = channel.take, channel.finish, channel.fail
-    op_step = process.OP_STEP
-    started = set()  # envs reset by this process: a restarted worker's envs must reset before they step
     error_limit = plan["layout"][4]
     while True:
         count = take(address)
@@ -207,28 +252,7 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
             return
         for env, op, seed, index in requests[:count].tolist():
             try:
-                if envs is None:
-                    raise RuntimeError(f"env {env}'s worker process could not build its envs:\n{build_error}")
-                if op == op_step:
-                    if env not in started:
-                        raise RuntimeError(f"env {env}'s worker process was restarted since its last reset; "
-                                           "the env starts a new episode")
-                    action = index if discrete else actions[env].astype(action_dtype).reshape(action_shape)
-                    observation, reward, term, trunc, info = by_id[env].step(action)
-                else:
-                    observation, info = by_id[env].reset(seed=None if seed < 0 else seed)
-                    reward, term, trunc = 0.0, False, False
-                    started.add(env)
-                if single is not None:
-                    single[env] = observation
-                else:
-                    for target, path in fields:
-                        value = observation
-                        for key in path:
-                            value = value[key]
-                        target[env] = value
-                for target, key in extras:
-                    target[env] = info.get(key, 0)
+                reward, term, trunc = run(env, op, seed, index)
                 finish(env, reward, term, trunc)
             except Exception:
                 fail(env, error_text(traceback.format_exc(), error_limit))

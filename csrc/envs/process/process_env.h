@@ -13,6 +13,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -127,10 +128,11 @@ class ProcessEnv {
     generation_ = worker_->generation.load(std::memory_order_acquire);
     pid_ = worker_->pid.load(std::memory_order_acquire);
     control_->request.store(++request_, std::memory_order_release);
-    worker_->doorbell.fetch_add(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
-    if (worker_->sleeping.load(std::memory_order_seq_cst) != 0) futex_wake(worker_->doorbell);
     outstanding_ = true;
     begun_reset_ = reset;
+    if (model_->region.header().answer_in_caller != nullptr) return;  // NOTE [Answers in the caller]
+    worker_->doorbell.fetch_add(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
+    if (worker_->sleeping.load(std::memory_order_seq_cst) != 0) futex_wake(worker_->doorbell);
   }
 
   void reset(Rng&, StepOutput& out) {
@@ -180,6 +182,11 @@ class ProcessEnv {
   void wait_for_answer() {
     outstanding_ = false;
     auto answered = [this] { return control_->done.load(std::memory_order_acquire) == request_; };
+    if (const AnswerInCaller answer = model_->region.header().answer_in_caller) {  // NOTE [Answers in the caller]
+      if (!answered()) answer(static_cast<int64_t>(id_));
+      if (!answered()) fail_unanswered();
+      return;
+    }
     for (int32_t i = 0; i < model_->info->spin_polls; ++i) {
       if (answered()) return check_same_worker();
       std::this_thread::yield();  // NOTE [Yielding spins]
@@ -194,6 +201,17 @@ class ProcessEnv {
     }
     control_->waiting.store(0, std::memory_order_relaxed);
     check_same_worker();
+  }
+
+  // The callback raised before it answered (it catches every exception, so
+  // this is a bug of the callback's or an interpreter shutting down).
+  void fail_unanswered() {
+    static constexpr char kNoAnswer[] = "the env's request found no answer in the calling process";
+    const size_t length = std::min(sizeof(kNoAnswer) - 1, model_->region.layout().error_bytes);
+    std::memcpy(model_->region.error(id_), kNoAnswer, length);
+    control_->error_length = static_cast<uint32_t>(length);
+    control_->failed = 1;
+    control_->done.store(request_, std::memory_order_release);
   }
 
   // An answer from a replacement of the worker the request was sent to (its

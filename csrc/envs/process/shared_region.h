@@ -53,10 +53,23 @@ struct alignas(64) WorkerControl {
   uint32_t first_env = 0, env_count = 0;  // the envs it steps
 };
 
+// NOTE [Answers in the caller]. For envs too cheap to ship to another
+// process, the pool has no worker: the parent writes a function of its own
+// (a ctypes callback into torchpool/_workers/in_caller.py) here. begin()
+// then rings no doorbell, and an env that finds its request unanswered calls
+// it, in the thread that collects: it answers every request waiting at that
+// moment exactly as a worker's loop would (WorkerChannel on the parent's own
+// mapping), so a whole push costs one call, not one per env. An address in
+// the parent's memory: only the parent reads it, and no worker maps a
+// region that has one.
+using AnswerInCaller = void (*)(int64_t env);
+
 struct alignas(64) RegionHeader {
   uint32_t magic = kMagic;
   std::atomic<uint32_t> shutdown{0};  // parent: workers exit when they see it
   uint32_t step_timeout_ms = 0;       // parent, before any request: the pool's step_timeout (0: none)
+  uint32_t reserved = 0;
+  AnswerInCaller answer_in_caller = nullptr;  // parent, before any request: NOTE [Answers in the caller]
 };
 
 // NOTE [Step timeout]. The parent's supervisor thread
