@@ -366,3 +366,12 @@ def test_ctrl_c_interrupts_envs_stepping_in_the_caller():
         timer.join()
         td = pool.step(torch.zeros(4, dtype=torch.int64))  # env 0 stepped on; the others start anew
         assert td["observation"].flatten().tolist() == [2.0, 0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("bad", [{"autoreset": "sometimes"}, {"pin_memory": "yes"}, {"step_timeout": -1}])
+def test_arguments_the_core_would_refuse_are_refused_before_any_process_starts(bad):
+    before = _children()
+    started = time.monotonic()
+    with pytest.raises((ValueError, TypeError)):
+        torchpool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=2, **bad)
+    assert time.monotonic() - started < 1.0 and _children() == before

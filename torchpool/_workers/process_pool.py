@@ -24,6 +24,7 @@ import torch
 from .. import _core
 from .._cpus import available_cpus
 from ..pool import (
+    _AUTORESET,
     DEFAULT_SPIN_POLLS,
     Pool,
     _checked_seed,
@@ -129,7 +130,13 @@ class ProcessPool(Pool):
         self._region_fd = -1
         self._owner = os.getpid()
         self._lent = collections.deque()  # Pool's (NOTE [Lent buffers]); close() clears it
+        # Everything the core would refuse is refused here, before a process starts or a region is
+        # registered with the core (a pool whose _open fails leaves nothing behind).
         num_envs, batch_size = _checked_sizes(num_envs, batch_size)
+        if not isinstance(autoreset, str) or autoreset not in _AUTORESET:
+            raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
+        if pin_memory is not None and not isinstance(pin_memory, bool):
+            raise TypeError(f"pin_memory must be a bool or None, got {pin_memory!r}")
         if steps_in not in ("auto", "caller", "workers"):
             raise ValueError(f"steps_in must be 'auto', 'caller' or 'workers', got {steps_in!r}")
         if num_workers is not None:
