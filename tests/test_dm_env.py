@@ -80,7 +80,7 @@ def test_batched_timesteps_follow_envpool():
         assert first.step_type.dtype == np.int32 and first.step_type.tolist() == [0, 0, 0]
         assert first.reward.dtype == np.float32 and first.discount.tolist() == [1.0, 1.0, 1.0]
         observation = first.observation
-        assert observation._fields[:2] == ("position", "velocity")
+        assert observation._fields[:4] == ("env_id", "players", "position", "velocity")  # EnvPool's order
         assert observation.position.shape == (3, 8) and observation.env_id.tolist() == [0, 1, 2]
         assert observation.players.env_id.tolist() == [0, 1, 2]
         spec = env.observation_spec()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import pickle
 from collections import deque
+from typing import Any
 
 import gym  # the legacy package CleanRL's EnvPool scripts import
 import gymnasium
@@ -483,3 +484,68 @@ def test_only_the_atari_family_renames_game_over_and_raw_reward():
             f"the env's own info entries are lost or changed: {sorted(info)}")
     finally:
         env.close()
+
+
+# ---- env_type="dm": TimeSteps as EnvPool gives them (NOTE [TimeSteps as EnvPool gives them]) ----------------
+
+
+def _control_suite_ids_envpool_has() -> list[str]:
+    try:
+        import envpool as real
+    except ImportError:  # the test below skips, naming EnvPool
+        return ["CheetahRun-v1"]
+    theirs = set(real.list_all_envs())
+    return [env_id for env_id in torchpool.registry.DMC_IDS if env_id in theirs]
+
+
+def _layout(state: Any) -> list[tuple[str, Any, tuple[int, ...]]]:
+    """(name, dtype, shape) of each State entry; players as its own namedtuple's."""
+    return [(name, value.dtype, value.shape) if hasattr(value, "dtype") else (name, _layout(value), ())
+            for name, value in zip(state._fields, state)]
+
+
+@pytest.mark.parametrize("env_id", _control_suite_ids_envpool_has())
+def test_control_suite_timesteps_match_envpools_layout(env_id):
+    real = _real_envpool().make(env_id, env_type="dm", num_envs=2, seed=0)
+    ours = envpool.make(env_id, env_type="dm", num_envs=2, seed=0)
+    try:
+        action = np.zeros((2, *real.action_spec().shape))
+        for what, (theirs_step, ours_step) in {"reset": (real.reset(), ours.reset()),
+                                               "step": (real.step(action), ours.step(action))}.items():
+            for key in ("step_type", "reward", "discount"):
+                dtypes = getattr(ours_step, key).dtype, getattr(theirs_step, key).dtype
+                assert dtypes[0] == dtypes[1], f"{what} {key}: torchpool {dtypes[0]} EnvPool {dtypes[1]}"
+            theirs, mine = _layout(theirs_step.observation), _layout(ours_step.observation)
+            # EnvPool declares each domain's fields for all its tasks (zeros, or values dm_control's task does
+            # not give: QuadrupedWalk's origin); ours are the task's own. Beyond those, the layouts are equal,
+            # with torchpool's own entries (unstable, elapsed_step) after EnvPool's.
+            own = {name for name, _, _ in mine}
+            others = [name for name, _, _ in theirs if name not in own]
+            theirs = [entry for entry in theirs if entry[0] in own]
+            assert mine[:len(theirs)] == theirs, (
+                f"{env_id} {what}: State (name, dtype, shape) differs from EnvPool's\n"
+                f"torchpool {mine}\nEnvPool   {theirs} (besides its domain's other fields {others})")
+            assert [name for name, _, _ in mine[len(theirs):]] in (["elapsed_step"], ["unstable", "elapsed_step"]), (
+                f"{env_id}: entries after EnvPool's should be torchpool's own, got {mine[len(theirs):]}")
+        spec_theirs = [(name, getattr(spec, "dtype", None)) for name, spec in zip(real.observation_spec()._fields,
+                                                                                   real.observation_spec())]
+        spec_ours = [(name, getattr(spec, "dtype", None)) for name, spec in zip(ours.observation_spec()._fields,
+                                                                                 ours.observation_spec())]
+        own = {name for name, _ in spec_ours}
+        assert spec_ours[:len([e for e in spec_theirs if e[0] in own])] == [e for e in spec_theirs if e[0] in own], (
+            f"{env_id} observation_spec(): torchpool {spec_ours} EnvPool {spec_theirs}")
+    finally:
+        real.close()
+        ours.close()
+
+
+def test_atari_dm_state_names_its_extras_as_envpool():
+    real = _real_envpool().make("Pong-v5", env_type="dm", num_envs=2, seed=0)
+    ours = envpool.make("Pong-v5", env_type="dm", num_envs=2, seed=0)
+    try:
+        theirs, mine = _layout(real.reset().observation), _layout(ours.reset().observation)
+        theirs = [entry for entry in theirs if entry[0] != "ram"]  # torchpool's Atari has no RAM observation
+        assert mine[:len(theirs)] == theirs, f"Pong-v5 State: torchpool {mine}\nEnvPool {theirs}"
+    finally:
+        real.close()
+        ours.close()

@@ -62,6 +62,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
+from . import registry
 from ._workers import is_process_env
 from .pool import FIXED_KEYS, Pool
 from .pool import make as _make_pool
@@ -74,6 +75,10 @@ _POOL_KEYS = frozenset(FIXED_KEYS)
 # Atari's extras that EnvPool exposes under other names: lives, reward (unclipped) and terminated (the game's
 # end). Only the Atari family's (Pool.family): another pool's extras of those names stay as they are.
 _ATARI_RENAMED_EXTRAS = frozenset({"lives", "raw_reward", "game_over"})
+# env_type="dm" (NOTE [TimeSteps as EnvPool gives them]): the Control Suite's observation fields are float64
+# in EnvPool, and its fish domain puts velocity before target (dm_control: target, then velocity).
+_CONTROL_SUITE = frozenset(family for family, _, _ in registry.DMC_DOMAINS.values())
+_ENVPOOL_FIELD_ORDER = {"DmcFish": ("joint_angles", "upright", "velocity", "target")}
 
 
 def make(
@@ -103,6 +108,8 @@ def make(
         raise ValueError(f"torchpool envs are single-player; max_num_players must be 1, got {max_num_players}")
     if not is_process_env(task_id):  # threads are for torchpool's C++ envs; Python envs run in processes
         task_kwargs.update(num_threads=num_threads or None, thread_affinity_offset=thread_affinity_offset)
+        if env_type == "dm" and registry.lookup(task_id).family in _CONTROL_SUITE:
+            task_kwargs.setdefault("obs_dtype", torch.float64)  # NOTE [TimeSteps as EnvPool gives them]
     pool = _make_pool(
         task_id, num_envs=num_envs, batch_size=batch_size or None, seed=seed, autoreset="next_step",
         max_episode_steps=max_episode_steps, **task_kwargs)
@@ -360,11 +367,24 @@ class DmEnvPool(EnvPool):
       next-step autoreset after ``LAST``), ``LAST`` (2) where the episode ended, else ``MID`` (1);
     * ``reward``, ``discount`` float32 ``[B]``: discount 0 where the task terminated, else 1 (a time
       limit keeps 1); a ``FIRST`` row has reward 0 and discount 1 (EnvPool's reward there is stale);
-    * ``observation``: a namedtuple ``State`` of the observation's fields (``obs`` for an unnamed one),
-      then ``env_id``, ``elapsed_step``, ``players`` (a namedtuple of ``env_id``) and the family's extras.
+    * ``observation``: a namedtuple ``State``, laid out as EnvPool 1.2 lays it out (NOTE [TimeSteps as
+      EnvPool gives them]): ``env_id`` int32, ``players`` (a namedtuple of ``env_id``), the observation's
+      fields (``obs`` for an unnamed one), the family's extras (Atari's as EnvPool names them: ``lives``
+      int32, ``reward`` float32 unclipped, ``terminated`` int32 the game's end), then ``elapsed_step``
+      int32, which EnvPool's ``State`` does not have.
 
     ``observation_spec()`` / ``action_spec()`` are ``dm_env.specs``: the namedtuple of the fields' specs,
     and a ``BoundedArray`` (float) or ``DiscreteArray``.
+
+    NOTE [TimeSteps as EnvPool gives them]
+    Scripts written for EnvPool's ``dm`` pools unpack ``State`` by position and size their networks from
+    its dtypes. So the order is EnvPool's (``env_id``, ``players``, fields, extras), our own additions come
+    last, and the Control Suite's fields are float64, as EnvPool's are (``make`` asks the pool for
+    ``obs_dtype=torch.float64``: the physics' own values, not a cast). The fields are the task's, in
+    EnvPool's order (the fish domain's differs from dm_control's). EnvPool also declares, for every task of
+    a domain, the fields its other tasks have (QuadrupedWalk's ``ball_state``, FishUpright's ``target``)
+    and fills them with zeros; torchpool gives the task's own fields only, so those are missing here.
+    tests/test_envpool_compat.py checks every Control Suite task against the installed EnvPool.
     """
 
     def __init__(self, pool: Pool, env_type: str, reset_return_info: bool, seed: int):
@@ -372,9 +392,20 @@ class DmEnvPool(EnvPool):
         from . import dm_env as _dm
 
         fields = _dm.observation_spec(pool.observation_spec)
-        self._field_names = list(fields) if isinstance(fields, dict) else ["obs"]
-        self._extra_names = [key for key in pool.extra_keys]
-        names = [*self._field_names, "env_id", "elapsed_step", "players", *self._extra_names]
+        if isinstance(fields, dict):
+            order = _ENVPOOL_FIELD_ORDER.get(pool.family, ())
+            self._field_names = sorted(fields, key=lambda name: order.index(name) if name in order else len(order))
+        else:
+            self._field_names = ["obs"]
+        extras = pool.output_spec
+        # (name in State, the pool's key, NumPy dtype or None to keep the pool's)
+        self._extras: list[tuple[str, str, Any]] = []
+        if pool.family == "Atari":
+            self._extras = [("lives", "lives", np.int32), ("reward", "raw_reward", np.float32),
+                            ("terminated", "game_over", np.int32)]
+        taken = {source for _, source, _ in self._extras}
+        self._extras += [(key, key, None) for key in pool.extra_keys if key not in taken]
+        names = ["env_id", "players", *self._field_names, *[name for name, _, _ in self._extras], "elapsed_step"]
         self._state = namedtuple("State", names)
         self._players = namedtuple("Players", ["env_id"])
         import dm_env
@@ -383,12 +414,14 @@ class DmEnvPool(EnvPool):
         def int_spec(name: str) -> specs.Array:
             return specs.Array((), np.int32, name=name)
 
-        spec_fields = list(fields.values()) if isinstance(fields, dict) else [fields]
-        extras = pool.output_spec
+        def extra_spec(name: str, source: str, dtype: Any) -> specs.Array:
+            pool_dtype, shape = extras[source]
+            return specs.Array(shape, dtype or torch.empty((), dtype=pool_dtype).numpy().dtype, name=name)
+
+        field_specs = [fields[name] for name in self._field_names] if isinstance(fields, dict) else [fields]
         self._observation_spec = self._state(
-            *spec_fields, int_spec("env_id"), int_spec("elapsed_step"), self._players(int_spec("env_id")),
-            *[specs.Array(extras[key][1], torch.empty((), dtype=extras[key][0]).numpy().dtype, name=key)
-              for key in self._extra_names])
+            int_spec("env_id"), self._players(int_spec("env_id")), *field_specs,
+            *[extra_spec(*extra) for extra in self._extras], int_spec("elapsed_step"))
         self._action_spec = _dm.action_spec(pool.action_spec)
         self._dm_env = dm_env
 
@@ -408,7 +441,8 @@ class DmEnvPool(EnvPool):
         StepType = self._dm_env.StepType
         step_type = np.where(elapsed == 0, StepType.FIRST,
                              np.where(td["done"].numpy(), StepType.LAST, StepType.MID)).astype(np.int32)
-        observation = self._state(*fields, env_id, elapsed, self._players(env_id),
-                                  *[td[key].numpy() for key in self._extra_names])
+        extras = [td[source].numpy() if dtype is None else td[source].numpy().astype(dtype)
+                  for _, source, dtype in self._extras]
+        observation = self._state(env_id, self._players(env_id), *fields, *extras, elapsed)
         return self._dm_env.TimeStep(step_type=step_type, reward=td["reward"].numpy(),
                                      discount=(~terminated).astype(np.float32), observation=observation)
