@@ -102,8 +102,10 @@ def bare_loop(env: str, num_envs: int):
     return step, one.close
 
 
-def torchpool_sync(env: str, num_envs: int, workers: int | None = None, steps_in: str = "auto", report=None):
-    pool = torchpool.make(env_fn(env), num_envs=num_envs, num_workers=workers, steps_in=steps_in)
+def torchpool_sync(env: str, num_envs: int, workers: int | None = None, steps_in: str = "auto", report=None,
+                   autoreset: str = "same_step"):
+    pool = torchpool.make(env_fn(env), num_envs=num_envs, num_workers=workers, steps_in=steps_in,
+                          autoreset=autoreset)
     if report is not None:
         report.append(pool.schedule["steps_in"])
     pool.reset()
@@ -293,7 +295,9 @@ def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
         for num_envs in sizes:
             ours, theirs, chosen = [], [], []
             for r in range(rounds):
-                turns = [("ours", functools.partial(torchpool_sync, report=chosen)),
+                # Gymnasium's default autoreset (next_step) on both sides: same_step steps each ending
+                # env once more per episode (its reset in the same call), more work per env step counted.
+                turns = [("ours", functools.partial(torchpool_sync, report=chosen, autoreset="next_step")),
                          ("theirs", gymnasium_vector("sync"))]
                 for name, make in turns if r % 2 == 0 else turns[::-1]:
                     step, close = make(env, num_envs)
@@ -341,8 +345,9 @@ def record_versus_sync(results: dict, rounds: int) -> None:
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
              f"{info['ram']}; {info['os']}; {info['versions']}; load average at the end "
              f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min: other work shared the cores).",
-             f"torchpool sync with its defaults (it chooses where envs step: NOTE [Where envs step]) against "
-             f"Gymnasium's SyncVectorEnv; batch_size = num_envs; one thread each side; the two alternate in "
+             f"torchpool sync (it chooses where envs step: NOTE [Where envs step]) against Gymnasium's "
+             f"SyncVectorEnv, both with Gymnasium's default autoreset (next_step; torchpool's default same_step "
+             f"steps each ending env once more per episode); batch_size = num_envs; the two alternate in "
              f"{rounds} rounds of {VERSUS_SECONDS:.1f} s each; medians, env steps/s (one env advancing once; "
              "frames/s are the same, no frame skip).", "",
              "| env | num_envs | torchpool steps/s | SyncVectorEnv steps/s | ratio | steps in |",

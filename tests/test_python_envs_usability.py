@@ -331,8 +331,10 @@ def test_the_pool_steps_cheap_envs_in_the_caller_and_costly_ones_in_workers(monk
         assert pool.schedule["steps_in"] == "caller" and pool.worker_pids == []
         assert 0 < pool.schedule["measured_step_ns"] < 1e6
     with torchpool.make(functools.partial(python_envs.CounterEnv, sleep_ms=2.0), num_envs=4) as pool:
-        assert pool.schedule["steps_in"] == "workers" and len(pool.worker_pids) == 2, (
-            f"2 ms steps should go to workers at load {load}")
+        if load == 0.0:
+            assert pool.schedule["steps_in"] == "workers" and len(pool.worker_pids) == 2, "2 ms steps: workers"
+        else:
+            assert pool.schedule["steps_in"] == "caller", "on an oversubscribed host the caller steps every env"
     # Asked for: num_workers means workers, steps_in="caller" the caller.
     with torchpool.make("gymnasium:CartPole-v1", num_envs=4, num_workers=2) as pool:
         assert pool.schedule["steps_in"] == "workers"

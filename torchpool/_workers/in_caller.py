@@ -69,18 +69,18 @@ class AnswersInCaller:
             words = env * _WORDS_PER_ENV
             if self._control[words + _DONE] == self._control[words + _REQUEST]:
                 return  # answered meanwhile, with the others of its push
-            channel, run = self._channel, self._run
-            count = channel.take(self._address)  # at once: this env's request waits
+            run, finish = self._run, self._channel.finish
+            count = self._channel.take(self._address)  # at once: this env's request waits
             for env, op, seed, index in self._requests[:count].tolist():
                 try:
                     if self.interrupted:
                         raise KeyboardInterrupt("not run: Ctrl-C interrupted this call")
                     reward, term, trunc = run(env, op, seed, index)
-                    channel.finish(env, reward, term, trunc)
+                    finish(env, reward, term, trunc)
                 except BaseException as error:
                     if isinstance(error, KeyboardInterrupt):
                         self.interrupted = True
-                    channel.fail(env, worker.error_text(traceback.format_exc(), self._error_bytes))
+                    self._channel.fail(env, worker.error_text(traceback.format_exc(), self._error_bytes))
 
     def close(self) -> None:
         """Closes the envs and lets go of the region (the pool unmaps it next)."""

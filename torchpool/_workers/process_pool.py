@@ -55,10 +55,11 @@ _WORKER_SPIN_POLLS = 1000
 # NOTE [Where envs step]: workers pay when a call's env work (num_envs x the
 # median step) is at least this, and this many cores are idle.
 _WORKERS_PAY_ABOVE_NS = 100e3
+# With fewer idle cores (the 1-minute load average, less this process), each
+# hand-off waits for a turn of the scheduler, milliseconds on a busy VM: on
+# the 2-core test host at load 6-8, workers lost to the caller even for
+# MuJoCo's Ant and 0.1-2 ms steps (benchmarks/python_envs.py --versus-sync).
 _WORKERS_NEED_IDLE_CORES = 1.5
-# Fewer idle cores (the 1-minute load average, less this process): each
-# hand-off waits for a turn of the scheduler, so workers need ten times the work.
-_BUSY_FACTOR = 10.0
 
 
 def _checked_step_timeout(step_timeout: float | None) -> float | None:
@@ -241,7 +242,10 @@ class ProcessPool(Pool):
     # with no hand-off at all (in_caller.py). "auto" decides from the median
     # step time of a throwaway env (also the one whose seeded reset gives the
     # info keys: no env of the pool is reset), the cores available and the
-    # load average; benchmarks/python_envs.py --where measures the threshold.
+    # load average: workers when a call's env work is at least
+    # _WORKERS_PAY_ABOVE_NS and 1.5 cores are idle, else the caller. On an
+    # oversubscribed machine the workers would not get the cores anyway.
+    # benchmarks/python_envs.py --where measures the two against each other.
     # An explicit num_workers means workers.
 
     @staticmethod
@@ -262,8 +266,8 @@ class ProcessPool(Pool):
             return "caller", None, info
         cores = available_cpus()
         idle_cores = cores - max(os.getloadavg()[0] - 1.0, 0.0)  # the load counts this process
-        threshold = _WORKERS_PAY_ABOVE_NS * (1.0 if idle_cores >= _WORKERS_NEED_IDLE_CORES else _BUSY_FACTOR)
-        workers_pay = cores >= 2 and num_workers >= 2 and cost * num_envs >= threshold
+        workers_pay = (cores >= 2 and num_workers >= 2 and idle_cores >= _WORKERS_NEED_IDLE_CORES
+                       and cost * num_envs >= _WORKERS_PAY_ABOVE_NS)
         return ("workers" if workers_pay else "caller"), cost, (None if workers_pay else info)
 
     def _build_in_caller(self, env_fns: list, env_kwargs: list, info: dict) -> tuple[list, dict]:

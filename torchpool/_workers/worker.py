@@ -205,36 +205,51 @@ class EnvAnswers:
         self.single = self.fields[0][0] if len(self.fields) == 1 and self.fields[0][1] == () else None
         self.by_id = [None] * first_env + (envs or [])  # envs[env], by the pool's env id
         self.envs, self.build_error, self.op_step = envs, build_error, op_step
-        self.int64 = np.int64
         self.started = set()  # envs reset by this process: a restarted worker's envs must reset before they step
+        self.run = self._runner()
 
-    def run(self, env: int, op: int, seed: int, index: int) -> tuple[float, bool, bool]:
+    def _runner(self):
+        """``run(env, op, seed, action_index) -> (reward, terminated, truncated)``: a closure over locals,
+        since it runs once per env step and attribute lookups would cost a good part of a cheap env's step."""
+        import numpy as np
+
         if self.envs is None:
-            raise RuntimeError(f"env {env}'s worker process could not build its envs:\n{self.build_error}")
-        if op == self.op_step:
-            if env not in self.started:
-                raise RuntimeError(f"env {env}'s worker process was restarted since its last reset; "
-                                   "the env starts a new episode")
-            # A Discrete action as NumPy's int64, as Gymnasium's vector envs pass it: Discrete.contains()
-            # (the env checker's) takes a slower path for a Python int.
-            action = self.int64(index) if self.discrete else self.actions[env].astype(self.action_dtype).reshape(
-                self.action_shape)
-            observation, reward, term, trunc, info = self.by_id[env].step(action)
-        else:
-            observation, info = self.by_id[env].reset(seed=None if seed < 0 else seed)
-            reward, term, trunc = 0.0, False, False
-            self.started.add(env)
-        if self.single is not None:
-            self.single[env] = observation
-        else:
-            for target, path in self.fields:
-                value = observation
-                for key in path:
-                    value = value[key]
-                target[env] = value
-        for target, key in self.extras:
-            target[env] = info.get(key, 0)
-        return reward, term, trunc
+            build_error = self.build_error
+
+            def cannot_run(env: int, op: int, seed: int, index: int):
+                raise RuntimeError(f"env {env}'s worker process could not build its envs:\n{build_error}")
+            return cannot_run
+        by_id, started, op_step, single, fields, extras = (self.by_id, self.started, self.op_step, self.single,
+                                                           self.fields, self.extras)
+        discrete, actions, action_dtype, action_shape = (self.discrete, self.actions, self.action_dtype,
+                                                         self.action_shape)
+        # A Discrete action as NumPy's int64, as Gymnasium's vector envs pass it: Discrete.contains()
+        # (the env checker's) takes a slower path for a Python int.
+        int64 = np.int64
+
+        def run(env: int, op: int, seed: int, index: int) -> tuple[float, bool, bool]:
+            if op == op_step:
+                if env not in started:
+                    raise RuntimeError(f"env {env}'s worker process was restarted since its last reset; "
+                                       "the env starts a new episode")
+                action = int64(index) if discrete else actions[env].astype(action_dtype).reshape(action_shape)
+                observation, reward, term, trunc, info = by_id[env].step(action)
+            else:
+                observation, info = by_id[env].reset(seed=None if seed < 0 else seed)
+                reward, term, trunc = 0.0, False, False
+                started.add(env)
+            if single is not None:
+                single[env] = observation
+            else:
+                for target, path in fields:
+                    value = observation
+                    for key in path:
+                        value = value[key]
+                    target[env] = value
+            for target, key in extras:
+                target[env] = info.get(key, 0)
+            return reward, term, trunc
+        return run
 
 
 def serve(process, channel, region: memoryview, plan: dict, envs: list | None, build_error: str | None) -> None:
