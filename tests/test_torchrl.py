@@ -528,9 +528,9 @@ def first_batch_of_two_workers(envs: list, seed: int | None = None) -> TensorDic
 
 
 def test_copies_of_one_env_in_a_multi_collector_collect_different_data():
-    # The same env (default seed=0) twice: each worker gets a pickled copy,
+    # The same seeded env twice: each worker gets a pickled copy,
     # and a deterministic policy would repeat one copy's data in the other.
-    env = TorchPoolEnv("CartPole-v1", 2, num_threads=1)
+    env = TorchPoolEnv("CartPole-v1", 2, seed=0, num_threads=1)
     batch = first_batch_of_two_workers([env, env])
     assert batch.shape == (2, 2, 8)
     assert not torch.equal(batch[0]["observation"], batch[1]["observation"]), \
@@ -543,10 +543,40 @@ def test_copies_of_one_env_in_a_multi_collector_collect_different_data():
     env.close()
 
 
-def test_collector_set_seed_is_reproducible_and_seeds_workers_apart():
+def test_unseeded_envs_draw_random_seeds():
+    # NOTE [Seeds of copies]: torchrl's GymEnv and Gymnasium leave an unseeded env random.
+    first, second = TorchPoolEnv("CartPole-v1", 3), TorchPoolEnv("CartPole-v1", 3)
+    assert first.pool.seed != second.pool.seed, f"two unseeded envs both drew seed {first.pool.seed}"
+    assert not torch.equal(first.reset()["observation"], second.reset()["observation"])
+    with Pool("CartPole-v1", num_envs=3, seed=first.pool.seed) as pool:
+        assert torch.equal(first.reset(seed=first.pool.seed)["observation"], pool.reset()["observation"]), \
+            "env.pool.seed must say which seed an unseeded env drew"
+    first.close()
+    second.close()
+
+
+def make_unseeded_cartpole() -> TorchPoolEnv:
+    """A factory, as torchrl's examples hand collectors: called afresh in each worker."""
+    return TorchPoolEnv("CartPole-v1", 2, num_threads=1)
+
+
+def test_factory_copies_in_a_multi_collector_collect_different_data():
+    # Issue 48 item 6: each worker calls the factory; with a fixed default seed every worker stepped the
+    # same episodes and a deterministic policy collected the same data twice.
+    batch = first_batch_of_two_workers([make_unseeded_cartpole] * 2)
+    assert batch.shape == (2, 2, 8)
+    assert not torch.equal(batch[0]["observation"], batch[1]["observation"]), \
+        "two workers' envs made by one factory collected identical data"
+    check_transitions(batch, reward_per_step=1.0)
+
+
+@pytest.mark.parametrize("made_by", ["instance", "factory"])
+def test_collector_set_seed_is_reproducible_and_seeds_workers_apart(made_by):
     # ("collector", "traj_ids") numbers trajectories in the order workers report: not data.
-    runs = [first_batch_of_two_workers([TorchPoolEnv("CartPole-v1", 2, num_threads=1)] * 2, seed=7).exclude("collector")
-            for _ in range(2)]
+    def envs():
+        return [TorchPoolEnv("CartPole-v1", 2, num_threads=1)] * 2 if made_by == "instance" \
+            else [make_unseeded_cartpole] * 2
+    runs = [first_batch_of_two_workers(envs(), seed=7).exclude("collector") for _ in range(2)]
     assert (runs[0] == runs[1]).all(), "the same collector seed must give the same data"
     assert not torch.equal(runs[0][0]["observation"], runs[0][1]["observation"]), \
         "collector.set_seed must give each worker its own seed"

@@ -87,18 +87,23 @@ class TorchPoolEnv(EnvBase):
     last values: the pool does not report the extras of a same-step reset
     (only a full or user-requested reset gives the new episode's own).
 
-    Seeding: ``seed=`` in ``make_kwargs`` seeds env ``i`` with ``seed + i``.
-    ``set_seed(s)`` reseeds and resets every env at once (as torchrl's
-    ``GymEnv`` does) and the next full ``reset()`` returns those first
-    observations; ``reset(seed=s)`` does both in one call.
+    Seeding (NOTE [Seeds of copies]): ``seed=s`` in ``make_kwargs`` seeds env
+    ``i`` with ``s + i``. Without ``seed=`` the env is unseeded: its pool draws
+    a random seed (``env.pool.seed`` tells which), as torchrl's ``GymEnv`` and
+    Gymnasium do, so envs a factory builds in each of a collector's workers
+    never step the same episodes. (``torchpool.make`` itself keeps its default
+    ``seed=0``.) ``set_seed(s)`` reseeds and resets every env at once (as
+    torchrl's ``GymEnv`` does) and the next full ``reset()`` returns those
+    first observations; ``reset(seed=s)`` does both in one call;
+    ``collector.set_seed(s)`` reseeds every worker's env with its own seed
+    (torchrl chains them), so a run repeats.
 
     Pickling (collectors spawning workers) rebuilds the env from its
     constructor arguments; the live pool is never pickled. Copies get
-    distinct seeds (NOTE [Seeds of copies]): the first copy of an env made
-    with ``seed=s`` is seeded ``s`` like the original, copy ``k`` seeds its
-    env ``i`` with ``s + k * num_envs + i``, as if the copies were slices of
-    one pool of ``(k + 1) * num_envs`` envs. ``collector.set_seed(s)`` then
-    reseeds every worker's copy with its own seed (torchrl chains them).
+    distinct seeds: the first copy of an env made with ``seed=s`` is seeded
+    ``s`` like the original, copy ``k`` seeds its env ``i`` with
+    ``s + k * num_envs + i``, as if the copies were slices of one pool of
+    ``(k + 1) * num_envs`` envs; copies of an unseeded env each draw their own.
     """
 
     def __init__(self, env_id: str, num_envs: int, device: torch.device | str | None = None,
@@ -106,7 +111,8 @@ class TorchPoolEnv(EnvBase):
         if _pool is None:
             _check_make_kwargs(num_envs, make_kwargs)
             pinned = device is not None and torch.device(device).type == "cuda"  # a pool that feeds a GPU pins
-            pool = make(env_id, num_envs=num_envs, **{"pin_memory": pinned, **make_kwargs})
+            # Unseeded means a random seed (NOTE [Seeds of copies]), not torchpool.make's default 0.
+            pool = make(env_id, num_envs=num_envs, **{"pin_memory": pinned, "seed": None, **make_kwargs})
             self._constructor = (env_id, num_envs, device, dict(make_kwargs))
             self._copies = 0  # pickled copies made so far; NOTE [Seeds of copies]
         else:
@@ -361,15 +367,22 @@ class TorchPoolEnv(EnvBase):
                 "argument it was made with); "
                 "give collectors TorchPoolEnv(env_id, num_envs, **make_kwargs) or a function that builds one")
         env_id, num_envs, device, make_kwargs = self._constructor
-        # NOTE [Seeds of copies]: MultiSyncCollector([env, env], ...) pickles
-        # the env once per worker. Copies rebuilt with the same seed would step
-        # the same episodes and collect the same data, silently (torchrl seeds
-        # workers only when told to: collector.set_seed). So copy k starts
-        # where copy k - 1's seeds end: seed + k * num_envs. Workers are
-        # pickled in order, so a run stays reproducible.
-        # (seed=None: each copy's pool draws a random seed of its own.)
+        # NOTE [Seeds of copies]: collectors make one env per worker, and
+        # envs with the same seed step the same episodes and collect the same
+        # data, silently (torchrl seeds workers only when told to:
+        # collector.set_seed). Two ways in, both kept apart:
+        # * a factory (MultiSyncCollector([make_env] * 2, ...)) is called
+        #   afresh in each worker: an unseeded TorchPoolEnv draws a random
+        #   seed (as torchrl's GymEnv and Gymnasium do), so copies differ;
+        #   collector.set_seed(s) makes the run repeat. Only a factory that
+        #   passes the same seed= everywhere repeats itself, as asked.
+        # * an instance (MultiSyncCollector([env, env], ...)) is pickled once
+        #   per worker: copy k of an env seeded s starts where copy k - 1's
+        #   seeds end, s + k * num_envs. Workers are pickled in order, so a
+        #   seeded run stays reproducible; copies of an unseeded env each draw
+        #   a random seed of their own.
         copy, self._copies = self._copies, self._copies + 1
-        seed = make_kwargs.get("seed", 0)
+        seed = make_kwargs.get("seed")
         if copy and seed is not None:
             make_kwargs = {**make_kwargs, "seed": int(seed) + copy * num_envs}
         return functools.partial(TorchPoolEnv, env_id, num_envs, device, **make_kwargs), ()
