@@ -1,10 +1,11 @@
 // bindings.cpp — the pybind11 module torchpool._core.
 //
 // The Python side of the engine, knowing no env family: each family is a
-// module of its own that hands its executors over through a FamilyPlugin
-// (core/plugin.h), whose ABI stamp is checked here. Python (torchpool/pool.py)
-// owns all memory and passes raw addresses; the GIL is released whenever C++
-// waits, and reacquired only to poll for Ctrl-C.
+// module of its own that hands its executors over through the C plug-in
+// interface (core/plugin_abi.h; plugin_host.h is this side of it), whose ABI
+// version is checked here. Python (torchpool/pool.py) owns all memory and
+// passes raw addresses; the GIL is released whenever C++ waits, and
+// reacquired only to poll for Ctrl-C.
 //
 // PoolCore wraps an executor with what only the Python boundary needs: the
 // owner object of each block (kept alive while the executor writes there, and
@@ -13,6 +14,7 @@
 // in one pool, and a guard against use after fork().
 #include <atomic>
 #include <cstring>
+#include <optional>
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <pthread.h>
@@ -22,32 +24,55 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "core/executor.h"
-#include "core/plugin.h"
+#include "core/episode.h"
+#include "core/wait.h"
+#include "crash_report.h"
+#include "plugin_host.h"
 
 namespace py = pybind11;
 using namespace torchpool;
 
 namespace {
 
-Config to_config(const py::dict& kwargs) {
-  Config config;
-  for (auto item : kwargs) {
-    const auto key = py::cast<std::string>(item.first);
-    if (py::isinstance<py::str>(item.second))
-      config.strings[key] = py::cast<std::string>(item.second);
-    else if (py::isinstance<py::tuple>(item.second) || py::isinstance<py::list>(item.second))
-      config.sequences[key] = py::cast<std::vector<double>>(item.second);
-    else
-      config.numbers[key] = py::cast<double>(item.second);
+// The task kwargs as the C interface passes them, typed as Python has them
+// (bool before int: bool is an int subclass), and the storage they point into.
+struct Kwargs {
+  std::vector<TorchpoolKwarg> values;
+  std::vector<std::string> names, texts;
+  std::vector<std::vector<double>> sequences;
+
+  explicit Kwargs(const py::dict& kwargs) {
+    const size_t n = kwargs.size();
+    names.reserve(n), texts.reserve(n), sequences.reserve(n);  // no reallocation: values point into them
+    for (auto item : kwargs) {
+      TorchpoolKwarg value{};
+      names.push_back(py::cast<std::string>(item.first));
+      value.name = names.back().c_str();
+      const py::handle given = item.second;
+      if (py::isinstance<py::str>(given)) {
+        texts.push_back(py::cast<std::string>(given));
+        value.type = TORCHPOOL_KWARG_STR, value.text = texts.back().c_str();
+      } else if (py::isinstance<py::tuple>(given) || py::isinstance<py::list>(given)) {
+        sequences.push_back(py::cast<std::vector<double>>(given));
+        value.type = TORCHPOOL_KWARG_FLOATS, value.reals = sequences.back().data(), value.count = sequences.back().size();
+      } else if (py::isinstance<py::bool_>(given)) {
+        value.type = TORCHPOOL_KWARG_BOOL, value.integer = given.cast<bool>() ? 1 : 0;
+      } else if (py::isinstance<py::int_>(given)) {
+        value.type = TORCHPOOL_KWARG_INT, value.integer = given.cast<int64_t>();
+      } else if (py::isinstance<py::float_>(given)) {
+        value.type = TORCHPOOL_KWARG_FLOAT, value.real = given.cast<double>();
+      } else {
+        throw std::invalid_argument("task kwarg '" + names.back() + "' has a type the C++ families cannot take: " +
+                                    py::cast<std::string>(py::str(py::type::of(given))));
+      }
+      values.push_back(value);
+    }
   }
-  return config;
-}
+};
 
 // Bumped in the child of every fork(): a pool made under another value was
 // inherited, and its worker threads exist only in the parent.
@@ -61,15 +86,25 @@ py::object env_error_factory;  // torchpool.errors._from_core, set at import
 int64_t inject_every = 0;
 int64_t polls_since_injected = 0;
 
-// Polls for Ctrl-C while C++ sleeps with the GIL released.
-void check_signals() {
+// What a wait's Ctrl-C poll saw: the Python exception to raise once the
+// executor has returned (it cannot travel through the plug-in as one).
+struct CheckContext {
+  std::optional<py::error_already_set> error;
+};
+
+// Polls for Ctrl-C while C++ sleeps with the GIL released (a TorchpoolCheck):
+// nonzero stops the wait, with the exception kept in the context.
+int32_t check_signals(void* context) noexcept {
   py::gil_scoped_acquire gil;
+  auto& seen = *static_cast<CheckContext*>(context);
   if (inject_every > 0 && ++polls_since_injected >= inject_every) {
     polls_since_injected = 0;
     PyErr_SetNone(PyExc_KeyboardInterrupt);
-    throw py::error_already_set();
+  } else if (PyErr_CheckSignals() == 0) {
+    return 0;
   }
-  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  seen.error.emplace();  // takes the exception the poll raised
+  return 1;
 }
 
 template <class T>
@@ -77,22 +112,24 @@ const T* address(uintptr_t value) {
   return reinterpret_cast<const T*>(value);
 }
 
-py::list layout_to_list(const Layout& layout) {
+std::vector<int64_t> shape_of(const int64_t* shape, uint32_t ndim) { return {shape, shape + ndim}; }
+
+py::list layout_to_list(const TorchpoolLayout& layout) {
   py::list fields;
-  for (size_t i = 0; i < layout.fields().size(); ++i) {
-    const FieldSpec& field = layout.fields()[i];
-    fields.append(py::make_tuple(field.name, static_cast<int>(field.dtype), field.shape, layout.offset(i)));
+  for (uint64_t i = 0; i < layout.field_count; ++i) {
+    const TorchpoolField& field = layout.fields[i];
+    fields.append(py::make_tuple(field.name, field.dtype, shape_of(field.shape, field.ndim), field.offset));
   }
   return fields;
 }
 
 // pool.schedule: the plan, with times in microseconds.
-py::dict schedule_to_dict(const Schedule& plan) {
+py::dict schedule_to_dict(const TorchpoolSchedule& plan) {
   py::dict d;
-  d["mode"] = mode_name(plan.mode);
+  d["mode"] = plan.mode;
   d["worker_threads"] = plan.worker_threads;
-  d["envs_per_item"] = plan.envs_per_item(plan.num_envs);  // in a push of every env
-  d["caller_runs_items"] = plan.caller_runs_items;
+  d["envs_per_item"] = plan.envs_per_item;  // in a push of every env
+  d["caller_runs_items"] = plan.caller_runs_items != 0;
   d["caller_spin_polls"] = plan.caller_spin_polls;
   d["caller_last_items_spin_us"] = plan.caller_last_items_spin_ns / 1e3;
   d["split_tail_substeps"] = plan.split_substeps;
@@ -101,23 +138,26 @@ py::dict schedule_to_dict(const Schedule& plan) {
   return d;
 }
 
-py::dict spec_to_dict(const EnvSpec& spec) {
+std::vector<double> values_of(const double* values, uint64_t count) { return {values, values + count}; }
+
+py::dict spec_to_dict(const TorchpoolSpec& spec) {
   py::list observation;  // one dict per field, in the family's order
-  for (const ObservationSpec& field : spec.observations) {
+  for (uint64_t i = 0; i < spec.observation_count; ++i) {
+    const TorchpoolObservationField& field = spec.observations[i];
     py::dict entry;
     entry["name"] = field.name;
-    entry["shape"] = field.shape;
-    entry["dtype"] = static_cast<int>(field.dtype);
-    entry["low"] = field.low;
-    entry["high"] = field.high;
+    entry["shape"] = shape_of(field.shape, field.ndim);
+    entry["dtype"] = field.dtype;
+    entry["low"] = values_of(field.low, field.bound_count);
+    entry["high"] = values_of(field.high, field.bound_count);
     observation.append(entry);
   }
   py::dict action;
-  action["discrete"] = spec.action.discrete;
-  action["n"] = spec.action.num_actions;
-  action["shape"] = spec.action.shape;
-  action["low"] = spec.action.low;
-  action["high"] = spec.action.high;
+  action["discrete"] = spec.action_discrete != 0;
+  action["n"] = spec.num_actions;
+  action["shape"] = shape_of(spec.action_shape, spec.action_ndim);
+  action["low"] = values_of(spec.action_low, spec.action_bound_count);
+  action["high"] = values_of(spec.action_high, spec.action_bound_count);
   py::dict result;
   result["observation"] = observation;
   result["action"] = action;
@@ -128,9 +168,9 @@ py::dict spec_to_dict(const EnvSpec& spec) {
 
 class PoolCore {
  public:
-  explicit PoolCore(std::unique_ptr<ExecutorBase> executor)
+  explicit PoolCore(std::unique_ptr<PluginExecutor> executor)
       : executor_(std::move(executor)),
-        owners_(executor_->options().num_blocks, py::none()),
+        owners_(executor_->num_blocks(), py::none()),
         generation_(fork_generation.load()) {
 #if defined(__unix__) || defined(__APPLE__)
     pid_ = static_cast<int64_t>(getpid());
@@ -143,7 +183,7 @@ class PoolCore {
     executor_.reset();
   }
 
-  ExecutorBase& executor() { return *executor_; }
+  PluginExecutor& executor() { return *executor_; }
 
   // Entered by every call that drives the pool.
   class Call {
@@ -185,13 +225,7 @@ class PoolCore {
     Call call(*this, "set_block_targets");
     check_block(block);
     settle_first();  // an abandoned step's rows may still land in this block
-    const auto* entries = reinterpret_cast<const int64_t*>(table);
-    FieldTargets targets;
-    for (size_t i = 0; i < executor_->block_layout().fields().size(); ++i) {
-      targets.address[i] = reinterpret_cast<uint8_t*>(entries[2 * i]);
-      targets.row_stride[i] = static_cast<size_t>(entries[2 * i + 1]);
-    }
-    executor_->set_block_targets(block, targets);
+    executor_->set_block_targets(block, reinterpret_cast<const int64_t*>(table));
     owners_[block] = std::move(owner);
   }
 
@@ -211,7 +245,7 @@ class PoolCore {
   void send(uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
     Call call(*this, "send");
     settle_first();
-    executor_->send(address<void>(actions), static_cast<Dtype>(dtype), address<int64_t>(ids), count);
+    executor_->send(address<void>(actions), dtype, address<int64_t>(ids), count);
   }
 
   // send() to every env, then wait — the sync step in one call; returns the
@@ -219,19 +253,17 @@ class PoolCore {
   // accepted, are also copied there (torchpool.stream's rollout action row).
   py::object step(uintptr_t actions, int dtype, uintptr_t record) {
     Call call(*this, "step");
-    return owner_of(guarded([&] {
-      py::gil_scoped_release release;
-      return executor_->step(address<void>(actions), static_cast<Dtype>(dtype), reinterpret_cast<void*>(record),
-                             check_signals);
-    }));
+    return owners_[waited([&](CheckContext& seen, uint64_t& block) {
+      return executor_->step(address<void>(actions), dtype, reinterpret_cast<void*>(record), check_signals, &seen,
+                             &block);
+    })];
   }
 
   py::object recv() {
     Call call(*this, "recv");
-    return owner_of(guarded([&] {
-      py::gil_scoped_release release;
-      return executor_->recv(check_signals);
-    }));
+    return owners_[waited([&](CheckContext& seen, uint64_t& block) {
+      return executor_->recv(check_signals, &seen, &block);
+    })];
   }
 
   void async_reset(uintptr_t ids, size_t count) {
@@ -242,10 +274,8 @@ class PoolCore {
 
   py::object reset(uintptr_t ids, size_t count, uintptr_t seeds) {
     Call call(*this, "reset");
-    guarded([&] {
-      py::gil_scoped_release release;
-      executor_->reset(address<int64_t>(ids), count, address<uint64_t>(seeds), check_signals);
-      return size_t{0};
+    waited([&](CheckContext& seen, uint64_t&) {
+      return executor_->reset(address<int64_t>(ids), count, address<uint64_t>(seeds), check_signals, &seen);
     });
     return reset_owner_;
   }
@@ -255,15 +285,16 @@ class PoolCore {
     return executor_->get_state(env_id);
   }
 
-  bool has_state() const { return executor_->has_state(); }
-  bool renders() const { return executor_->renders(); }
+  bool has_state() const { return executor_->spec().has_state != 0; }
+  bool renders() const { return executor_->spec().renders != 0; }
 
   // (RGB bytes, shape) of env `env_id`'s screen.
   py::tuple render(size_t env_id) {
     Call call(*this, "render");
-    std::vector<uint8_t> pixels;
-    const std::vector<int64_t> shape = executor_->render(env_id, pixels);
-    return py::make_tuple(py::bytes(reinterpret_cast<const char*>(pixels.data()), pixels.size()), shape);
+    int64_t shape[3] = {0, 0, 0};
+    const uint8_t* pixels = executor_->render(env_id, shape);
+    return py::make_tuple(py::bytes(reinterpret_cast<const char*>(pixels), shape[0] * shape[1] * shape[2]),
+                          std::vector<int64_t>(shape, shape + 3));
   }
 
   void set_state(size_t env_id, const std::vector<double>& state) {
@@ -277,8 +308,12 @@ class PoolCore {
       return;
     }
     Call call(*this, "close");
-    py::gil_scoped_release release;
-    executor_->close();
+    int32_t status = TORCHPOOL_OK;
+    {
+      py::gil_scoped_release release;
+      status = executor_->close();
+    }
+    executor_->ok(status);
   }
 
  private:
@@ -286,21 +321,32 @@ class PoolCore {
     if (block >= owners_.size()) throw InputError("block " + std::to_string(block) + " is out of range");
   }
 
-  py::object owner_of(size_t block) const { return owners_[block]; }
-
   // The calls that do not wait still finish an abandoned call first (it waits
   // up to one env step per thread): without the GIL, polling for Ctrl-C.
   void settle_first() {
     if (!executor_->must_settle()) return;
-    py::gil_scoped_release release;
-    executor_->settle(check_signals);
+    waited([&](CheckContext& seen, uint64_t&) { return executor_->settle(check_signals, &seen); });
   }
 
-  // Runs f, turning an EnvFailure into torchpool.EnvError with its batch.
+  // Runs a blocking call without the GIL, then raises its failure: an
+  // interrupt as the exception the Ctrl-C poll saw, an EnvFailure as
+  // torchpool.EnvError with its batch. Returns the block the call filled.
   template <class F>
-  size_t guarded(F&& f) {
+  size_t waited(F&& call) {
+    CheckContext seen;
+    uint64_t block = 0;
+    int32_t status = TORCHPOOL_OK;
+    {
+      py::gil_scoped_release release;
+      status = call(seen, block);
+    }
+    if (status == TORCHPOOL_OK) return block;
     try {
-      return f();
+      executor_->raise(status);
+    } catch (const CheckStopped&) {
+      if (seen.error) throw *seen.error;
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
+      throw py::error_already_set();
     } catch (const EnvFailure& failure) {
       const bool reset = failure.block == EnvFailure::kResetBatch;
       py::object error = env_error_factory(failure.env_ids, failure.messages,
@@ -310,7 +356,7 @@ class PoolCore {
     }
   }
 
-  std::unique_ptr<ExecutorBase> executor_;
+  std::unique_ptr<PluginExecutor> executor_;
   std::vector<py::object> owners_;
   py::object reset_owner_ = py::none();
   const char* busy_ = nullptr;  // the call a thread is in; read and written with the GIL held
@@ -337,12 +383,12 @@ PYBIND11_MODULE(_core, m) {
       .def("spec", [](PoolCore& c) { return spec_to_dict(c.executor().spec()); })
       .def("block_layout", [](PoolCore& c) { return layout_to_list(c.executor().block_layout()); })
       .def("reset_layout", [](PoolCore& c) { return layout_to_list(c.executor().reset_layout()); })
-      .def_property_readonly("block_bytes", [](PoolCore& c) { return c.executor().block_layout().bytes(); })
-      .def_property_readonly("reset_bytes", [](PoolCore& c) { return c.executor().reset_layout().bytes(); })
-      .def_property_readonly("rows_sent", [](PoolCore& c) { return c.executor().rows_sent(); })
-      .def_property_readonly("rows_received", [](PoolCore& c) { return c.executor().rows_received(); })
-      .def_property_readonly("in_flight", [](PoolCore& c) { return c.executor().in_flight(); })
-      .def_property_readonly("next_block", [](PoolCore& c) { return c.executor().next_block(); })
+      .def_property_readonly("block_bytes", [](PoolCore& c) { return c.executor().block_layout().bytes; })
+      .def_property_readonly("reset_bytes", [](PoolCore& c) { return c.executor().reset_layout().bytes; })
+      .def_property_readonly("rows_sent", [](PoolCore& c) { return c.executor().counters().rows_sent; })
+      .def_property_readonly("rows_received", [](PoolCore& c) { return c.executor().counters().rows_received; })
+      .def_property_readonly("in_flight", [](PoolCore& c) { return c.executor().counters().in_flight; })
+      .def_property_readonly("next_block", [](PoolCore& c) { return c.executor().counters().next_block; })
       .def_property_readonly("inherited", &PoolCore::inherited)
       .def("set_block", &PoolCore::set_block)
       .def("set_block_targets", &PoolCore::set_block_targets)
@@ -378,36 +424,36 @@ PYBIND11_MODULE(_core, m) {
   for (const FieldSpec& field : output_fields(one_field, Autoreset::kSameStep)) fixed.push_back(field.name);
   m.attr("FIXED_KEYS") = py::tuple(py::cast(fixed));  // the columns every step has, in order
   m.attr("DEFAULT_SPIN_POLLS") = SpinPolicy{}.polls;
-  m.attr("PLUGIN_CAPSULE") = kPluginCapsule;
-  m.attr("ABI") = AbiStamp{}.describe();  // what a family module must have been built with
+  m.attr("PLUGIN_CAPSULE") = TORCHPOOL_PLUGIN_CAPSULE;
+  m.attr("ABI") = TORCHPOOL_PLUGIN_ABI_VERSION;  // the plug-in ABI a family module must speak
+  m.def("install_crash_report", &install_crash_report, py::arg("path") = "",
+        "on SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGABRT, write the native stack (with module names) to stderr "
+        "and to `path` if given, then die as before (torchpool.testing.crash_report)");
 
   m.def(
       "make",
       [](py::capsule plugin_capsule, const std::string& family, const py::dict& kwargs, size_t num_envs,
          size_t batch_size, size_t num_blocks, size_t num_threads, int64_t thread_affinity_offset, uint64_t seed,
          int autoreset, int obs_dtype, int64_t max_episode_steps, int32_t spin_polls, uint32_t schedule_off) {
-        if (std::string(plugin_capsule.name() ? plugin_capsule.name() : "") != kPluginCapsule)
-          throw InputError("not a torchpool family plugin (a capsule named " + std::string(kPluginCapsule) + ")");
-        const auto* plugin = plugin_capsule.get_pointer<FamilyPlugin>();
-        const AbiStamp ours;
-        if (!(plugin->abi == ours))
-          throw InputError("the module of family '" + family + "' was built for another torchpool core (" +
-                           plugin->abi.describe() + "; this core: " + ours.describe() + "): rebuild it");
-        const ExecutorFactory factory = plugin->find(family);
-        if (factory == nullptr) throw InputError("unknown env family '" + family + "'");
-        ExecutorOptions options;
+        if (std::string(plugin_capsule.name() ? plugin_capsule.name() : "") != TORCHPOOL_PLUGIN_CAPSULE)
+          throw InputError("not a torchpool family plugin (a capsule named " + std::string(TORCHPOOL_PLUGIN_CAPSULE) +
+                           ")");
+        const TorchpoolPlugin& plugin =
+            PluginExecutor::checked(plugin_capsule.get_pointer<TorchpoolPlugin>(), family);
+        const Kwargs typed(kwargs);
+        TorchpoolOptions options{};
         options.num_envs = num_envs;
         options.batch_size = batch_size;
         options.num_blocks = num_blocks;
         options.num_threads = num_threads;
         options.thread_affinity_offset = thread_affinity_offset;
         options.seed = seed;
-        options.autoreset = static_cast<Autoreset>(autoreset);
-        options.obs_dtype = static_cast<Dtype>(obs_dtype);
+        options.autoreset = autoreset;
+        options.obs_dtype = obs_dtype;
         options.max_episode_steps = max_episode_steps;
-        options.spin.polls = spin_polls;
+        options.spin_polls = spin_polls;
         options.schedule_off = schedule_off;
-        return std::make_unique<PoolCore>(factory(to_config(kwargs), options));
+        return std::make_unique<PoolCore>(std::make_unique<PluginExecutor>(plugin, family, typed.values, options));
       },
       py::arg("plugin"), py::arg("family"), py::arg("kwargs"), py::arg("num_envs"), py::arg("batch_size"),
       py::arg("num_blocks"), py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seed"),

@@ -32,7 +32,9 @@ def cache(tmp_path_factory):
     log = root / "compiles.log"
     wrapper = root / "logging-c++"
     real = shutil.which(os.environ.get("CXX", "c++").split()[0])
-    wrapper.write_text(f'#!/bin/sh\n[ "$1" = --version ] || echo "$@" >> {log}\nexec {real} "$@"\n')
+    # The preprocessor-only runs (-MM: which files a header includes) are not compiles.
+    wrapper.write_text(f'#!/bin/sh\ncase " $* " in *" --version "*|*" -MM "*) ;; *) echo "$@" >> {log};; esac\n'
+                       f'exec {real} "$@"\n')
     wrapper.chmod(0o755)
     saved = {key: os.environ.get(key) for key in ("TORCHPOOL_CACHE_DIR", "CXX")}
     os.environ.update(TORCHPOOL_CACHE_DIR=str(root / "cache"), CXX=str(wrapper))
@@ -242,3 +244,55 @@ def test_every_adapter_takes_it(my_cartpole):
 
     vec = RlGamesVecEnv("mine", 2, my_cartpole, device="cpu")
     assert vec.reset().shape == (2, 4)
+
+
+def test_an_edited_include_builds_anew(cache, tmp_path):
+    """The cache key covers what the header includes, as the compiler lists it: no stale build."""
+    (tmp_path / "force.h").write_text("#pragma once\n#define MY_FORCE_DEFAULT \"10.0\"\n")
+    path = tmp_path / "including_cartpole.h"
+    text = EXAMPLE.read_text().replace('"10.0", "the push', 'MY_FORCE_DEFAULT, "the push')
+    assert text != EXAMPLE.read_text(), "the example's force_mag default moved: update this test"
+    path.write_text('#include "force.h"\n' + text)
+    torchpool.register_cpp_env("IncludingCartPole-v0", path, env_class="MyCartPole")
+    assert registry.lookup("IncludingCartPole-v0").kwargs["force_mag"].default == 10.0
+    before = compiles(cache)
+    (tmp_path / "force.h").write_text("#pragma once\n#define MY_FORCE_DEFAULT \"30.0\"\n")
+    torchpool.register_cpp_env("IncludingCartPole-v0", path, env_class="MyCartPole", overwrite=True)
+    assert compiles(cache) == before + 1, "an edited include did not rebuild the module"
+    assert registry.lookup("IncludingCartPole-v0").kwargs["force_mag"].default == 30.0
+
+
+def test_a_header_is_built_with_the_modules_flags(cache, my_cartpole):
+    """One list of flags (csrc/module_flags.txt) for the built-in modules and a user's header: Release's -DNDEBUG
+    too, and the same linking (libstdc++ inside, only PyInit_ exported)."""
+    listed = (ROOT / "csrc" / "module_flags.txt").read_text().split()
+    assert "-DNDEBUG" in listed
+    builds = [line.split() for line in (cache / "compiles.log").read_text().splitlines() if "-shared" in line]
+    assert builds, "no build was logged"
+    for flag in [*listed, "-static-libstdc++", "-Wl,--exclude-libs,ALL"]:
+        assert flag in builds[-1], f"{flag} is missing from the build: {' '.join(builds[-1])}"
+    assert any(part.startswith("-Wl,--version-script=") for part in builds[-1])
+
+
+CLANG = shutil.which("clang++")
+
+
+@pytest.mark.skipif(CLANG is None, reason="no clang++ (CI installs Debian's clang)")
+def test_a_header_built_by_another_compiler_matches_cartpole(tmp_path, monkeypatch):
+    """Only C crosses between the core and a plug-in (csrc/core/plugin_abi.h): a header compiled by clang++
+    loads into a core g++ built, and steps as torchpool's CartPole does, bit for bit."""
+    monkeypatch.setenv("TORCHPOOL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CXX", CLANG)
+    torchpool.register_cpp_env("ClangCartPole-v0", EXAMPLE, env_class="MyCartPole", overwrite=True)
+    built = next((tmp_path / "cache").glob("_cpp_env_*.so"))
+    assert b"clang" in built.read_bytes(), "the module was not built by clang"
+    ours = torchpool.make("CartPole-v1", num_envs=8, seed=3)
+    theirs = torchpool.make("ClangCartPole-v0", num_envs=8, seed=3)
+    torch.testing.assert_close(theirs.reset()["observation"], ours.reset()["observation"], rtol=0, atol=0)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(600):
+        action = torch.randint(0, 2, (8,), generator=generator)
+        mine, reference = theirs.step(action), ours.step(action)
+        for key in ("observation", "reward", "terminated", "truncated"):
+            torch.testing.assert_close(mine[key], reference[key], rtol=0, atol=0, msg=key)
+    ours.close(), theirs.close()

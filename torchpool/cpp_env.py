@@ -45,9 +45,11 @@ from typing import Any
 from . import _core, _family_modules, registry
 from .errors import BuildError
 
-# As the built-in modules (CMakeLists.txt, torchpool_module): what the steps compute must not differ.
-FLAGS = ("-O3", "-std=c++20", "-shared", "-fPIC", "-fvisibility=hidden", "-fno-math-errno", "-ffp-contract=off",
-         "-pthread")
+# Beside the built-in modules' compile flags (csrc/module_flags.txt, installed with the headers: what the
+# steps compute must not differ), the same linking: libstdc++ inside the module and only PyInit_* exported
+# (cmake/module.map), so the module binds to nothing of another library's and only C crosses to the core.
+_BUILD_FLAGS = ("-std=c++20", "-shared", "-fPIC", "-pthread", "-static-libstdc++", "-static-libgcc",
+                "-Wl,--exclude-libs,ALL", "-Wl,-u,__cxa_pure_virtual")
 _TYPES = {"float": float, "int": int, "bool": bool, "str": str}
 _VERSION = "0.1.0"  # torchpool's; part of the cache key
 
@@ -55,6 +57,13 @@ _VERSION = "0.1.0"  # torchpool's; part of the cache key
 def include_dir() -> str:
     """The folder holding ``torchpool/env.h`` and the core's headers, for ``-I``."""
     return str(Path(_core.__file__).parent / "include")
+
+
+def flags() -> list[str]:
+    """Every flag a header is compiled and linked with: the built-in modules' own, from one list."""
+    installed = Path(include_dir()) / "torchpool"
+    compile_flags = (installed / "module_flags.txt").read_text().split()
+    return [*compile_flags, *_BUILD_FLAGS, f"-Wl,--version-script={installed / 'module.map'}"]
 
 
 def cache_dir() -> Path:
@@ -124,17 +133,54 @@ def _compiler() -> list[str]:
     return command
 
 
-def _key(path: Path, env_class: str, compiler: list[str]) -> str:
-    """The cache key: what the built module depends on."""
+def _base_key(path: Path, env_class: str, compiler: list[str]) -> str:
+    """What the built module depends on besides the files the header includes."""
     digest = hashlib.sha256()
     digest.update(path.read_bytes())
-    for included in sorted(Path(include_dir()).rglob("*.h")):
-        digest.update(included.name.encode() + included.read_bytes())
     identity = subprocess.run([*compiler, "--version"], capture_output=True, text=True).stdout
-    for part in (env_class, _VERSION, identity, " ".join(FLAGS), sysconfig.get_config_var("EXT_SUFFIX"),
+    for part in (env_class, _VERSION, identity, " ".join(flags()), sysconfig.get_config_var("EXT_SUFFIX"),
                  str(path), _MODULE_SOURCE):
         digest.update(part.encode())
     return digest.hexdigest()[:24]
+
+
+def _key(base: str) -> str:
+    """The cache key: the base key and every file the header includes, as the compiler listed them
+    (``<base>.deps``, refreshed before each build): an edited include builds anew, as an edited header
+    does. With no list recorded yet the key matches no build."""
+    digest = hashlib.sha256(base.encode())
+    deps = cache_dir() / f"{base}.deps"
+    if not deps.exists():
+        digest.update(b"<no dependency list>")
+    for included in _dependencies(deps):
+        digest.update(str(included).encode())
+        try:
+            digest.update(included.read_bytes())
+        except OSError:
+            digest.update(b"<missing>")  # a vanished include: a new key, and the build names what is missing
+    return digest.hexdigest()[:24]
+
+
+def _dependencies(deps: Path) -> list[Path]:
+    """The files a make-style dependency list (``-MM -MF``) names after its target."""
+    try:
+        text = deps.read_text()
+    except OSError:
+        return []
+    _, _, listed = text.replace("\\\n", " ").partition(":")
+    return [Path(name) for name in listed.split()[1:]]  # the first is the generated source, in a scratch folder
+
+
+def _record_dependencies(path: Path, env_class: str, compiler: list[str], base: str) -> None:
+    """Asks the compiler which files the header includes now (``-MM``: the preprocessor only)."""
+    with tempfile.TemporaryDirectory(dir=cache_dir()) as scratch:
+        cpp = Path(scratch) / "module.cpp"
+        cpp.write_text(_source(path, env_class, "_deps", "deps"))
+        command = [*compiler, "-std=c++20", "-MM", "-MF", str(cache_dir() / f"{base}.deps"), "-I", include_dir(),
+                   "-I", sysconfig.get_paths()["include"], str(cpp)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise BuildError(_diagnostics(done.stderr or done.stdout, path))
 
 
 def _family_name(env_class: str, key: str) -> str:
@@ -144,21 +190,25 @@ def _family_name(env_class: str, key: str) -> str:
 def _load(path: Path, env_class: str) -> tuple[ModuleType, str]:
     """The module built from ``path`` (built now unless cached), and its cache key."""
     compiler = _compiler()
-    key = _key(path, env_class, compiler)
-    name = f"_cpp_env_{key}"
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    built = directory / f"{name}{sysconfig.get_config_var('EXT_SUFFIX')}"
+    base = _base_key(path, env_class, compiler)
+    key = _key(base)
+    built = directory / f"_cpp_env_{key}{sysconfig.get_config_var('EXT_SUFFIX')}"
     if not built.exists():
-        with _locked(directory / f"{name}.lock"):
+        with _locked(directory / f"{base}.lock"):
+            _record_dependencies(path, env_class, compiler, base)
+            key = _key(base)
+            built = directory / f"_cpp_env_{key}{sysconfig.get_config_var('EXT_SUFFIX')}"
             if not built.exists():  # another process may have built it while we waited
-                _build(path, env_class, compiler, name, _family_name(env_class, key), built)
+                _build(path, env_class, compiler, f"_cpp_env_{key}", _family_name(env_class, key), built)
+    name = f"_cpp_env_{key}"
     spec = importlib.util.spec_from_file_location(f"torchpool.{name}", built)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if module.abi != _core.ABI:
-        raise BuildError(f"{built} was built for another torchpool core ({module.abi}; this one: {_core.ABI}); "
-                         f"delete it, or build with the compiler torchpool was built with")
+        raise BuildError(f"{built} speaks torchpool plug-in ABI {module.abi}, this core ABI {_core.ABI}: "
+                         f"delete it to build it anew")
     return module, key
 
 
@@ -173,17 +223,21 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _build(path: Path, env_class: str, compiler: list[str], name: str, family: str, built: Path) -> None:
-    source = _MODULE_SOURCE.format(header=json.dumps(str(path)), env_class=env_class, family=json.dumps(family),
-                                   name=name)
+    source = _source(path, env_class, name, family)
     with tempfile.TemporaryDirectory(dir=built.parent) as scratch:
         cpp, so = Path(scratch) / f"{name}.cpp", Path(scratch) / built.name
         cpp.write_text(source)
-        command = [*compiler, *FLAGS, "-I", include_dir(), "-I", sysconfig.get_paths()["include"],
+        command = [*compiler, *flags(), "-I", include_dir(), "-I", sysconfig.get_paths()["include"],
                    str(cpp), "-o", str(so)]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             raise BuildError(_diagnostics(done.stderr or done.stdout, path))
         os.replace(so, built)  # complete before it is visible: a concurrent loader never sees half a file
+
+
+def _source(path: Path, env_class: str, name: str, family: str) -> str:
+    return _MODULE_SOURCE.format(header=json.dumps(str(path)), env_class=env_class, family=json.dumps(family),
+                                 name=name)
 
 
 def _diagnostics(output: str, header: Path) -> str:
@@ -205,12 +259,10 @@ def _record(env_id: str, path: Path, env_class: str, kwargs: dict[str, registry.
         (cache_dir() / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', env_id)}.json").write_text(json.dumps(record))
 
 
-# The module a header becomes: the family through the plug-in interface
-# (csrc/core/plugin.h), with the plain CPython API (no pybind11 needed).
+# The module a header becomes: the family through the C plug-in interface
+# (csrc/core/plugin_abi.h), with the plain CPython API (no pybind11 needed).
 _MODULE_SOURCE = r"""
-#include <Python.h>
-
-#include <torchpool/core/plugin.h>
+#include <torchpool/family_module.h>
 
 #include {header}
 
@@ -219,28 +271,5 @@ static_assert(torchpool::EnvConcept<{env_class}>,
               "constructible from a Config with spec(Dtype), a constructor from const Model&, "
               "reset(Rng&, StepOutput&) and step(const Action&, Rng&, StepOutput&) returning a StepResult");
 
-static PyModuleDef module_def = {{PyModuleDef_HEAD_INIT, "{name}", nullptr, -1, nullptr}};
-
-PyMODINIT_FUNC PyInit_{name}() {{
-  PyObject* module = PyModule_Create(&module_def);
-  if (module == nullptr) return nullptr;
-  auto* plugin = new torchpool::FamilyPlugin{{torchpool::AbiStamp{{}}, {{torchpool::family<{env_class}>({family})}}}};
-  PyObject* kwargs = PyDict_New();
-  PyObject* declared = PyList_New(0);
-  for (const torchpool::TaskKwarg& kwarg : plugin->families[0].kwargs) {{
-    PyObject* item = Py_BuildValue("(ssss)", kwarg.name.c_str(), kwarg.type.c_str(), kwarg.default_value.c_str(),
-                                   kwarg.doc.c_str());
-    PyList_Append(declared, item);
-    Py_DECREF(item);
-  }}
-  PyDict_SetItemString(kwargs, {family}, declared);
-  Py_DECREF(declared);
-  PyModule_AddObject(module, "kwargs", kwargs);
-  PyObject* families = PyList_New(1);
-  PyList_SetItem(families, 0, PyUnicode_FromString({family}));
-  PyModule_AddObject(module, "families", families);
-  PyModule_AddObject(module, "family_plugin", PyCapsule_New(plugin, torchpool::kPluginCapsule, nullptr));
-  PyModule_AddObject(module, "abi", PyUnicode_FromString(plugin->abi.describe().c_str()));
-  return module;
-}}
+TORCHPOOL_FAMILY_MODULE({name}, torchpool::family<{env_class}>({family}))
 """

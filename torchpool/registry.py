@@ -261,7 +261,7 @@ def mujoco_assets_dir() -> str:
 def _prepare_mujoco(kwargs: dict[str, Any]) -> dict[str, Any]:
     # gymnasium/envs/mujoco/mujoco_env.py, expand_model_path: names starting with
     # "." or "/" are paths, "~" is expanded, anything else is a file in the assets.
-    prepared = dict(kwargs)
+    prepared = {"gymnasium_version": 5, **kwargs}  # the -v4 ids pass 4 (_register_mujoco_v4)
     xml_file = kwargs["xml_file"]
     if xml_file.startswith((".", "/")):
         path = xml_file

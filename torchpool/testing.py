@@ -87,3 +87,16 @@ def inject_interrupts(every: int) -> Iterator[None]:
         yield
     finally:
         _inject_interrupts(0)
+
+
+def crash_report(path: str | os.PathLike = "") -> None:
+    """Makes a native crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) print its C++ stack first.
+
+    Each frame is written as ``module(symbol+offset) [address]`` to stderr, and appended to ``path`` if
+    given; ``addr2line -e <module> <offset>`` names the line. The signal then goes on to the handler it
+    replaced (``faulthandler``'s, with the Python frames, if enabled), so the process dies as before.
+    Setting ``TORCHPOOL_CRASH_REPORT=1`` (or a path) in the environment does this at ``import torchpool``.
+    """
+    from . import _core
+
+    _core.install_crash_report(os.fspath(path))

@@ -16,6 +16,12 @@
 //     void advance(const Action&);   // runs the next substep ahead of step(), which runs the rest
 //   };
 //
+// Construction: a pool builds its envs on several threads at once when the
+// env is costly (plan_schedule's build_threads, threads.h), each env on one
+// thread. So an env's constructor may run beside another env's: it may read
+// the const Model freely but must lock anything else it shares (a global
+// cache, a library that is not thread-safe to initialise).
+//
 // The core owns everything else: time limits, autoreset, episode statistics
 // and final observations (episode.h), where the row lives, and threads. With
 // advance(), the substeps of one step may run on different threads, one at

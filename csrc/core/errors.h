@@ -3,7 +3,8 @@
 // InputError is bad input, refused before anything is queued (bindings map it
 // to ValueError). EnvFailure carries the envs that threw inside step or reset;
 // it is raised by the call whose batch holds their rows (NOTE [Env failures]
-// in episode.h), never on the thread that ran them.
+// in episode.h), never on the thread that ran them. Neither leaves the module
+// that throws it: the plug-in boundary passes a status and text (plugin.h).
 #pragma once
 
 #include <atomic>
@@ -15,18 +16,9 @@
 #include <utility>
 #include <vector>
 
-// Thrown in a family module and caught in torchpool._core (core/plugin.h):
-// default visibility, so both modules agree on the type whatever the
-// modules' own (pybind11 hides everything else).
-#if defined(__GNUC__)
-#define TORCHPOOL_SHARED_TYPE __attribute__((visibility("default")))
-#else
-#define TORCHPOOL_SHARED_TYPE
-#endif
-
 namespace torchpool {
 
-struct TORCHPOOL_SHARED_TYPE InputError : std::invalid_argument {
+struct InputError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
@@ -34,7 +26,7 @@ struct TORCHPOOL_SHARED_TYPE InputError : std::invalid_argument {
 using InterruptCheck = std::function<void()>;
 
 // block: the ring block of the batch, or kResetBatch for reset().
-struct TORCHPOOL_SHARED_TYPE EnvFailure : std::runtime_error {
+struct EnvFailure : std::runtime_error {
   static constexpr size_t kResetBatch = static_cast<size_t>(-1);
   size_t block;
   size_t rows;  // rows of the batch

@@ -79,10 +79,7 @@ class Executor final : public ExecutorBase {
     plan_ = plan_schedule(input);
     tail_.allocate(plan_.split_tail_size(options.num_envs));  // only a step of every env holds a tail
     for (size_t id = 0; id < options.num_envs; ++id) all_ids_[id] = static_cast<int64_t>(id);
-    for (size_t i = 0; i < plan_.worker_threads; ++i) {
-      workers_.emplace_back([this, i] { work(static_cast<int32_t>(i) + 1); });
-      pin_and_name(workers_.back(), options.thread_affinity_offset, i);
-    }
+    start_workers();
   }
 
   ~Executor() override { close(); }
@@ -240,6 +237,23 @@ class Executor final : public ExecutorBase {
 
  private:
   static constexpr bool kCanSplit = SplitsSteps<Env>;  // NOTE [Split tail]
+
+  // A thread that cannot start (too many threads, too little memory for its
+  // stack) fails the pool with the reason; the workers already started are
+  // stopped and joined first, since destroying a joinable thread terminates the process.
+  void start_workers() {
+    for (size_t i = 0; i < plan_.worker_threads; ++i) {
+      try {
+        workers_.emplace_back([this, i] { work(static_cast<int32_t>(i) + 1); });
+      } catch (const std::exception& error) {
+        close();
+        throw std::runtime_error("could not start worker thread " + std::to_string(i + 1) + " of " +
+                                 std::to_string(plan_.worker_threads) + ": " + error.what() +
+                                 " (fewer threads: num_threads=" + std::to_string(i) + ")");
+      }
+      pin_and_name(workers_.back(), options_.thread_affinity_offset, i);
+    }
+  }
 
   // ---- caller side -------------------------------------------------------
 

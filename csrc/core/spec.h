@@ -169,33 +169,55 @@ struct TaskKwarg {
 };
 
 // Task kwargs, already validated and completed with defaults by
-// torchpool/registry.py. Numbers and bools arrive as doubles; tuples and lists
-// of numbers (e.g. MuJoCo's healthy_z_range) as sequences of doubles.
+// torchpool/registry.py (the one place the built-in families' defaults are
+// declared; a family outside torchpool declares its own as TaskKwargs), typed
+// as Python checked them: ints stay ints, bools bools. A tuple or list of
+// numbers (MuJoCo's healthy_z_range) is a sequence of doubles. Reading a kwarg
+// as another type, or one that is missing, throws std::invalid_argument
+// naming it (the plug-in boundary turns that into a ValueError).
 class Config {
  public:
-  std::map<std::string, double> numbers;
+  std::map<std::string, int64_t> integers;
+  std::map<std::string, double> reals;
+  std::map<std::string, bool> flags;
   std::map<std::string, std::string> strings;
   std::map<std::string, std::vector<double>> sequences;
 
-  double number(const std::string& key) const {
-    auto it = numbers.find(key);
-    if (it == numbers.end()) throw std::invalid_argument("missing task kwarg '" + key + "'");
-    return it->second;
+  // A float kwarg. An int given where a float is read widens, as in Python.
+  double real(const std::string& key) const {
+    if (auto it = reals.find(key); it != reals.end()) return it->second;
+    if (auto it = integers.find(key); it != integers.end()) return static_cast<double>(it->second);
+    throw missing_or_mistyped(key, "a float");
   }
-  double number(const std::string& key, double fallback) const {
-    auto it = numbers.find(key);
-    return it == numbers.end() ? fallback : it->second;
+  double number(const std::string& key) const { return real(key); }  // the name headers before typed kwargs used
+  int64_t integer(const std::string& key) const {
+    if (auto it = integers.find(key); it != integers.end()) return it->second;
+    throw missing_or_mistyped(key, "an int");
+  }
+  bool flag(const std::string& key) const {
+    if (auto it = flags.find(key); it != flags.end()) return it->second;
+    throw missing_or_mistyped(key, "a bool");
   }
   const std::string& string(const std::string& key) const {
-    auto it = strings.find(key);
-    if (it == strings.end()) throw std::invalid_argument("missing task kwarg '" + key + "'");
-    return it->second;
+    if (auto it = strings.find(key); it != strings.end()) return it->second;
+    throw missing_or_mistyped(key, "a str");
   }
   bool has_string(const std::string& key) const { return strings.count(key) != 0; }
   const std::vector<double>& sequence(const std::string& key) const {
-    auto it = sequences.find(key);
-    if (it == sequences.end()) throw std::invalid_argument("missing task kwarg '" + key + "'");
-    return it->second;
+    if (auto it = sequences.find(key); it != sequences.end()) return it->second;
+    throw missing_or_mistyped(key, "a sequence of numbers");
+  }
+
+ private:
+  std::invalid_argument missing_or_mistyped(const std::string& key, const char* wanted) const {
+    const char* given = integers.count(key)    ? "an int"
+                        : reals.count(key)     ? "a float"
+                        : flags.count(key)     ? "a bool"
+                        : strings.count(key)   ? "a str"
+                        : sequences.count(key) ? "a sequence"
+                                               : nullptr;
+    if (given == nullptr) return std::invalid_argument("missing task kwarg '" + key + "'");
+    return std::invalid_argument("task kwarg '" + key + "' is " + given + ", but the family reads it as " + wanted);
   }
 };
 

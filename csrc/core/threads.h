@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,15 +46,23 @@ void run_on_threads(size_t threads, size_t n, const Job& job) {
   }
   std::vector<std::exception_ptr> errors(threads);
   std::vector<std::thread> runners;
-  for (size_t t = 0; t < threads; ++t)
-    runners.emplace_back([&, t] {
-      try {
-        for (size_t i = t; i < n; i += threads) job(i);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
+  std::string failed_start;
+  for (size_t t = 0; t < threads && failed_start.empty(); ++t) {
+    try {
+      runners.emplace_back([&, t] {
+        try {
+          for (size_t i = t; i < n; i += threads) job(i);
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    } catch (const std::exception& error) {  // the started ones are joined before this throws: never terminate
+      failed_start = "could not start thread " + std::to_string(t + 1) + " of " + std::to_string(threads) +
+                     " to build the envs: " + error.what();
+    }
+  }
   for (auto& runner : runners) runner.join();
+  if (!failed_start.empty()) throw std::runtime_error(failed_start);
   for (auto& error : errors)
     if (error) std::rethrow_exception(error);
 }

@@ -21,7 +21,7 @@
 struct MyCartPoleModel {
   double force_mag;  // a task kwarg: torchpool.make("MyCartPole-v0", force_mag=...)
 
-  explicit MyCartPoleModel(const torchpool::Config& config) : force_mag(config.number("force_mag")) {}
+  explicit MyCartPoleModel(const torchpool::Config& config) : force_mag(config.real("force_mag")) {}
 
   // The kwargs and defaults the registry checks and fills (python -m torchpool list shows them).
   static std::vector<torchpool::TaskKwarg> kwargs() {

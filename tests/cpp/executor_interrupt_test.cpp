@@ -49,11 +49,11 @@ static std::vector<float> totals(const Layout& layout, const std::vector<uint8_t
 int main() {
   constexpr size_t kEnvs = 4;
   Config config;
-  config.numbers = {{"episode_length", 1000},
-                    {"max_sleep_us", 100000},  // steps of up to 100 ms: the waits below poll
-                    {"max_busy_us", 0},
-                    {"fail_at_step", -1},
-                    {"fail_probability", 0}};
+  config.integers = {{"episode_length", 1000}, {"fail_at_step", -1}};
+  config.reals = {{"max_sleep_us", 100000},  // steps of up to 100 ms: the waits below poll
+                  {"max_busy_us", 0},
+                  {"fail_probability", 0}};
+  config.flags = {{"dict_observation", false}};
   ExecutorOptions options;
   options.num_envs = kEnvs;
   options.batch_size = kEnvs;

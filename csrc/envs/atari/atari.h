@@ -107,15 +107,15 @@ class AtariModel {
  public:
   explicit AtariModel(const Config& config)
       : rom_path(config.string("rom_path")),
-        height(static_cast<int>(config.number("img_height"))),
-        width(static_cast<int>(config.number("img_width"))),
-        stack_num(static_cast<int>(config.number("stack_num"))),
-        gray_scale(config.number("gray_scale") != 0),
-        frame_skip(static_cast<int>(config.number("frame_skip"))),
-        noop_max(static_cast<int>(config.number("noop_max"))),
-        episodic_life(config.number("episodic_life") != 0),
-        reward_clip(config.number("reward_clip") != 0),
-        repeat_action_probability(config.number("repeat_action_probability")),
+        height(static_cast<int>(config.integer("img_height"))),
+        width(static_cast<int>(config.integer("img_width"))),
+        stack_num(static_cast<int>(config.integer("stack_num"))),
+        gray_scale(config.flag("gray_scale")),
+        frame_skip(static_cast<int>(config.integer("frame_skip"))),
+        noop_max(static_cast<int>(config.integer("noop_max"))),
+        episodic_life(config.flag("episodic_life")),
+        reward_clip(config.flag("reward_clip")),
+        repeat_action_probability(config.real("repeat_action_probability")),
         bilinear(config.string("resize") == "bilinear"),
         sb3(config.string("preprocessing") == "sb3") {
     check_rom(rom_path);
@@ -123,8 +123,8 @@ class AtariModel {
     // 210 x 160 for most games; a few (Adventure: 250 rows) are taller.
     screen_height = static_cast<int>(probe->getScreen().height());
     screen_width = static_cast<int>(probe->getScreen().width());
-    actions = config.number("full_action_space") != 0 ? probe->getLegalActionSet() : probe->getMinimalActionSet();
-    fire_reset = config.number("use_fire_reset") != 0 &&
+    actions = config.flag("full_action_space") ? probe->getLegalActionSet() : probe->getMinimalActionSet();
+    fire_reset = config.flag("use_fire_reset") &&
                  std::find(actions.begin(), actions.end(), ale::PLAYER_A_FIRE) != actions.end();
   }
 

@@ -24,7 +24,7 @@ struct CartPoleModel {
 
   bool sutton_barto_reward;
 
-  explicit CartPoleModel(const Config& config) : sutton_barto_reward(config.number("sutton_barto_reward") != 0.0) {}
+  explicit CartPoleModel(const Config& config) : sutton_barto_reward(config.flag("sutton_barto_reward")) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;

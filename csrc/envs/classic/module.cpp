@@ -6,10 +6,6 @@
 #include "envs/classic/pendulum.h"
 #include "family_module.h"
 
-PYBIND11_MODULE(_classic, m) {
-  using namespace torchpool;
-  export_families(
-      m, {family<classic::CartPole>("CartPole"), family<classic::Pendulum>("Pendulum"),
-          family<classic::MountainCar>("MountainCar"), family<classic::MountainCarContinuous>("MountainCarContinuous"),
-          family<classic::Acrobot>("Acrobot")});
-}
+TORCHPOOL_FAMILY_MODULE(_classic, torchpool::family<torchpool::classic::CartPole>("CartPole"), torchpool::family<torchpool::classic::Pendulum>("Pendulum"),
+          torchpool::family<torchpool::classic::MountainCar>("MountainCar"), torchpool::family<torchpool::classic::MountainCarContinuous>("MountainCarContinuous"),
+          torchpool::family<torchpool::classic::Acrobot>("Acrobot"))

@@ -22,7 +22,7 @@ struct MountainCarModel {
 
   double goal_velocity;
 
-  explicit MountainCarModel(const Config& config) : goal_velocity(config.number("goal_velocity")) {}
+  explicit MountainCarModel(const Config& config) : goal_velocity(config.real("goal_velocity")) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;

@@ -27,7 +27,7 @@ struct MountainCarContinuousModel {
 
   double goal_velocity;
 
-  explicit MountainCarContinuousModel(const Config& config) : goal_velocity(config.number("goal_velocity")) {}
+  explicit MountainCarContinuousModel(const Config& config) : goal_velocity(config.real("goal_velocity")) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;

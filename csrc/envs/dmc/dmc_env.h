@@ -208,7 +208,7 @@ class DmcModel : public mujoco::MujocoModel {
   // come from the config; the domain's constructor then declares its observation fields.
   explicit DmcModel(const Config& config, const SpecEdit& edit = {})
       : MujocoModel(config, kSettleSteps, edit ? build_model(config.string("xml_file"), edit) : nullptr),
-        flatten(config.number("flatten_obs", 0.0) != 0.0),
+        flatten(config.flag("flatten_obs")),
         noact_(without_actuation(mj())) {
     check_arrays_in_buffer(mj());
   }

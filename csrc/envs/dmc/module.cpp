@@ -28,6 +28,8 @@
 #include <stdexcept>
 #include <string>
 
+namespace py = pybind11;
+
 namespace {
 
 // rewards.h's tolerance by dm_control's sigmoid names, for tests/test_dmc.py to compare with
@@ -51,13 +53,14 @@ PYBIND11_MODULE(_dmc, m) {
   m.def("tolerance", &tolerance_by_name, "dm_control's rewards.tolerance of one value (tests only)");
   m.def("spline_zoom", &dmc::spline_zoom,
         "scipy.ndimage.zoom(image, factor) of a rows x cols image, row-major (tests only)");
-  export_families(
-      m,
+  if (export_families(
+          m.ptr(),
       {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"), family<dmc::Cartpole>("DmcCartpole"),
        family<dmc::Cheetah>("DmcCheetah"), family<dmc::Dog>("DmcDog"), family<dmc::Finger>("DmcFinger"),
        family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"),
        family<dmc::Humanoid>("DmcHumanoidCMU"), family<dmc::Lqr>("DmcLqr"), family<dmc::Manipulator>("DmcManipulator"),
        family<dmc::Pendulum>("DmcPendulum"), family<dmc::PointMass>("DmcPointMass"),
        family<dmc::Quadruped>("DmcQuadruped"), family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"),
-       family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")});
+       family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")}) < 0)
+    throw py::error_already_set();
 }

@@ -26,17 +26,17 @@ class AntModel : public MujocoModel {
   explicit AntModel(const Config& config)
       : MujocoModel(config),
         v4(mirrors_v4(config)),
-        forward_reward_weight(config.number("forward_reward_weight")),
-        ctrl_cost_weight(config.number("ctrl_cost_weight")),
-        contact_cost_weight(config.number("contact_cost_weight")),
-        healthy_reward(config.number("healthy_reward")),
+        forward_reward_weight(config.real("forward_reward_weight")),
+        ctrl_cost_weight(config.real("ctrl_cost_weight")),
+        contact_cost_weight(config.real("contact_cost_weight")),
+        healthy_reward(config.real("healthy_reward")),
         // main_body: a body index or name; data.body(main_body) accepts both.
         main_body(config.has_string("main_body") ? body_id(config.string("main_body"))
-                                                 : static_cast<int>(config.number("main_body"))),
+                                                 : static_cast<int>(config.integer("main_body"))),
         terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
         healthy_z_range(range_kwarg(config, "healthy_z_range")),
         contact_force_range(range_kwarg(config, "contact_force_range")),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
         include_cfrc_ext(flag_kwarg(config, v4 ? "use_contact_forces" : "include_cfrc_ext_in_observation")),
         first_observed_body(v4 ? 0 : 1),

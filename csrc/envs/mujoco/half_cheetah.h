@@ -18,9 +18,9 @@ class HalfCheetahModel : public MujocoModel {
   explicit HalfCheetahModel(const Config& config)
       : MujocoModel(config),
         v4(mirrors_v4(config)),
-        forward_reward_weight(config.number("forward_reward_weight")),
-        ctrl_cost_weight(config.number("ctrl_cost_weight")),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        forward_reward_weight(config.real("forward_reward_weight")),
+        ctrl_cost_weight(config.real("ctrl_cost_weight")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
         observation_size(nq() + nv() - exclude_current_positions),
         info_extras({info("x_position"), info("x_velocity"), info(v4 ? "reward_run" : "reward_forward"),

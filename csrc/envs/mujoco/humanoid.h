@@ -65,15 +65,15 @@ class HumanoidModel : public MujocoModel {
   explicit HumanoidModel(const Config& config)
       : MujocoModel(config),
         v4(mirrors_v4(config)),
-        forward_reward_weight(config.number("forward_reward_weight")),
-        ctrl_cost_weight(config.number("ctrl_cost_weight")),
+        forward_reward_weight(config.real("forward_reward_weight")),
+        ctrl_cost_weight(config.real("ctrl_cost_weight")),
         // v4 has no contact cost (nor its kwargs).
-        contact_cost_weight(v4 ? 0.0 : config.number("contact_cost_weight")),
+        contact_cost_weight(v4 ? 0.0 : config.real("contact_cost_weight")),
         contact_cost_range(v4 ? Range{0.0, 0.0} : range_kwarg(config, "contact_cost_range")),
-        healthy_reward(config.number("healthy_reward")),
+        healthy_reward(config.real("healthy_reward")),
         terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
         healthy_z_range(range_kwarg(config, "healthy_z_range")),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         observation(config),
         observation_size(observation.size(*this)),
         // mass_center's denominator, model.body_mass.sum().

@@ -16,10 +16,10 @@ class HumanoidStandupModel : public MujocoModel {
   explicit HumanoidStandupModel(const Config& config)
       : MujocoModel(config),
         // uph_cost_weight is accepted and, as in the reference's _get_rew, not used.
-        ctrl_cost_weight(config.number("ctrl_cost_weight")),
-        impact_cost_weight(config.number("impact_cost_weight")),
+        ctrl_cost_weight(config.real("ctrl_cost_weight")),
+        impact_cost_weight(config.real("impact_cost_weight")),
         impact_cost_range(range_kwarg(config, "impact_cost_range")),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         observation(config),
         observation_size(observation.size(*this)),
         info_extras({info("x_position"),

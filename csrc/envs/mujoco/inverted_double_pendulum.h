@@ -18,8 +18,8 @@ class InvertedDoublePendulumModel : public MujocoModel {
  public:
   explicit InvertedDoublePendulumModel(const Config& config)
       : MujocoModel(config),
-        healthy_reward(config.number("healthy_reward")),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        healthy_reward(config.real("healthy_reward")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         observation_size(1 + 2 * (nq() - 1) + nv() + 1),
         info_extras({info("reward_survive"), info("distance_penalty"), info("velocity_penalty")}) {
     if (mj().nsite < 1 || nv() < 3) throw std::invalid_argument("InvertedDoublePendulum needs a tip site and 3 dofs");

@@ -15,7 +15,7 @@ class InvertedPendulumModel : public MujocoModel {
  public:
   explicit InvertedPendulumModel(const Config& config)
       : MujocoModel(config),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         observation_size(nq() + nv()),
         info_extras({info("reward_survive")}) {
     if (nq() < 2) throw std::invalid_argument("InvertedPendulum needs the cart and the hinge joints");

@@ -145,17 +145,17 @@ inline Range range_kwarg(const Config& config, const std::string& key) {
   return {values[0], values[1]};
 }
 
-inline bool flag_kwarg(const Config& config, const std::string& key) { return config.number(key) != 0.0; }
+inline bool flag_kwarg(const Config& config, const std::string& key) { return config.flag(key); }
 
 // Whether a task mirrors Gymnasium's v4 reference (gymnasium/envs/mujoco/*_v4.py) instead of v5's: the
 // registry's -v4 ids set `gymnasium_version` = 4 (the id chooses it; users do not pass it). v4 differs in
 // its observation (Ant's and Humanoid's), its info keys, its empty reset info and its healthy reward; what
 // v4 hard-codes (the XML where it takes none, frame_skip, Ant's torso) the registry passes as kwargs.
 inline bool mirrors_v4(const Config& config) {
-  const double version = config.number("gymnasium_version", 5.0);
-  if (version != 4.0 && version != 5.0)
+  const int64_t version = config.integer("gymnasium_version");
+  if (version != 4 && version != 5)
     throw std::invalid_argument("gymnasium_version must be 4 or 5, got " + std::to_string(version));
-  return version == 4.0;
+  return version == 4;
 }
 
 // A step's healthy reward. v5's healthy_reward property is is_healthy * healthy_reward; v4's is
@@ -174,7 +174,7 @@ class MujocoModel {
   // model, where the family builds it itself (else xml_file is loaded).
   explicit MujocoModel(const Config& config, int settle_steps = 0, MjModelPtr built = nullptr)
       : model_(built ? std::move(built) : load_model(config.string("xml_file"))),
-        frame_skip(static_cast<int>(config.number("frame_skip"))),
+        frame_skip(static_cast<int>(config.integer("frame_skip"))),
         // MujocoEnv.dt: model.opt.timestep * frame_skip.
         dt(model_->opt.timestep * frame_skip),
         // MujocoEnv.__init__: init_qpos/init_qvel are a fresh MjData's qpos (= qpos0) and qvel (= 0).

@@ -26,13 +26,13 @@ class PlanarWalkerModel : public MujocoModel {
   explicit PlanarWalkerModel(const Config& config)
       : MujocoModel(config),
         v4(mirrors_v4(config)),
-        forward_reward_weight(config.number("forward_reward_weight")),
-        ctrl_cost_weight(config.number("ctrl_cost_weight")),
-        healthy_reward(config.number("healthy_reward")),
+        forward_reward_weight(config.real("forward_reward_weight")),
+        ctrl_cost_weight(config.real("ctrl_cost_weight")),
+        healthy_reward(config.real("healthy_reward")),
         terminate_when_unhealthy(flag_kwarg(config, "terminate_when_unhealthy")),
         healthy_z_range(range_kwarg(config, "healthy_z_range")),
         healthy_angle_range(range_kwarg(config, "healthy_angle_range")),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
         observation_size(nq() + nv() - exclude_current_positions),
         info_extras(v4 ? std::vector<FieldSpec>{info("x_position"), info("x_velocity")}

@@ -18,9 +18,9 @@ class PusherModel : public MujocoModel {
 
   explicit PusherModel(const Config& config)
       : MujocoModel(config),
-        reward_near_weight(config.number("reward_near_weight")),
-        reward_dist_weight(config.number("reward_dist_weight")),
-        reward_control_weight(config.number("reward_control_weight")),
+        reward_near_weight(config.real("reward_near_weight")),
+        reward_dist_weight(config.real("reward_dist_weight")),
+        reward_control_weight(config.real("reward_control_weight")),
         tips_arm(body_id("tips_arm")),
         object(body_id("object")),
         goal(body_id("goal")),

@@ -16,8 +16,8 @@ class ReacherModel : public MujocoModel {
  public:
   explicit ReacherModel(const Config& config)
       : MujocoModel(config),
-        reward_dist_weight(config.number("reward_dist_weight")),
-        reward_control_weight(config.number("reward_control_weight")),
+        reward_dist_weight(config.real("reward_dist_weight")),
+        reward_control_weight(config.real("reward_control_weight")),
         fingertip(body_id("fingertip")),
         target(body_id("target")),
         observation_size(nq() + 6),

@@ -14,9 +14,9 @@ class SwimmerModel : public MujocoModel {
  public:
   explicit SwimmerModel(const Config& config)
       : MujocoModel(config),
-        forward_reward_weight(config.number("forward_reward_weight")),
-        ctrl_cost_weight(config.number("ctrl_cost_weight")),
-        reset_noise_scale(config.number("reset_noise_scale")),
+        forward_reward_weight(config.real("forward_reward_weight")),
+        ctrl_cost_weight(config.real("ctrl_cost_weight")),
+        reset_noise_scale(config.real("reset_noise_scale")),
         exclude_current_positions(flag_kwarg(config, "exclude_current_positions_from_observation")),
         observation_size(nq() + nv() - 2 * exclude_current_positions),
         info_extras({info("x_position"), info("y_position"), info("distance_from_origin"), info("x_velocity"),

@@ -42,7 +42,7 @@ ObservationSpec observation_of(const py::tuple& field) {
 }  // namespace
 
 PYBIND11_MODULE(_process, m) {
-  export_families(m, {family<ProcessEnv>("Process")});
+  if (export_families(m.ptr(), {family<ProcessEnv>("Process")}) < 0) throw py::error_already_set();
 
   m.def("layout", [](const LayoutArgs& args) {
     const RegionLayout layout = layout_of(args);

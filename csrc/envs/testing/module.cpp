@@ -2,4 +2,4 @@
 #include "envs/testing/probe.h"
 #include "family_module.h"
 
-PYBIND11_MODULE(_testing, m) { torchpool::export_families(m, {torchpool::family<torchpool::testing::Probe>("Probe")}); }
+TORCHPOOL_FAMILY_MODULE(_testing, torchpool::family<torchpool::testing::Probe>("Probe"))

@@ -27,12 +27,12 @@ struct ProbeModel {
   bool dict_observation;    // named fields instead of one: counters, last_action, grid
 
   explicit ProbeModel(const Config& config)
-      : episode_length(static_cast<int64_t>(config.number("episode_length"))),
-        max_sleep_us(config.number("max_sleep_us")),
-        max_busy_us(config.number("max_busy_us")),
-        fail_at_step(static_cast<int64_t>(config.number("fail_at_step"))),
-        fail_probability(config.number("fail_probability")),
-        dict_observation(config.number("dict_observation", 0) != 0) {}
+      : episode_length(config.integer("episode_length")),
+        max_sleep_us(config.real("max_sleep_us")),
+        max_busy_us(config.real("max_busy_us")),
+        fail_at_step(config.integer("fail_at_step")),
+        fail_probability(config.real("fail_probability")),
+        dict_observation(config.flag("dict_observation")) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
