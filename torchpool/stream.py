@@ -24,13 +24,14 @@ one DMA.
 
 Overlap (NOTE [Env groups]): with ``split_envs=True`` the envs form two pools
 of ``num_envs / 2``, stepped in turn: while the workers step one group, the
-policy computes actions for the other. That pays only when the policy runs
-elsewhere than the env workers and the workers step envs in the background.
-So the default (``None``) splits only with a CUDA device and envs whose steps
-wake the workers. Envs so cheap that the calling thread steps them itself
-(classic control) gain nothing and would pay the per-step overhead twice; a
-CPU policy competes with the workers for the same cores (no gain on 2 cores:
-docs/performance.md, "Code choices and their measurements").
+policy computes actions for the other. That can pay only when the policy runs
+elsewhere than the env workers and the workers step envs in the background,
+and it was measured to pay nowhere: on the CPU the policy competes with the
+workers for the same cores (no gain on 2 cores), and on the H200 with 16
+cores one group was faster in every row of benchmarks/gpu_stream.py
+(HalfCheetah-v5 16 envs: 32.5k against 26.4k frames/s; docs/performance.md).
+So the default (``None``) is one group everywhere; ``split_envs=True`` asks
+for two.
 
 Policy lag: the stream holds the policy by reference, so in-place weight
 updates apply from the next action on. With one group every action of a batch
@@ -86,9 +87,11 @@ class _Group:
         self.batches_done = 0
         self.in_flight = False
         self.host_action: torch.Tensor | None = None
-        # CUDA only: pinned rows the workers write into, and each row's last copy.
+        # CUDA only: pinned rows the workers write into, each row's event and whether it marks a copy not
+        # yet waited for.
         self.staging: list[torch.Tensor] = []
         self.staging_events: list[torch.cuda.Event | None] = []
+        self.staging_pending: list[bool] = []
         self.sends = 0
 
 
@@ -189,13 +192,10 @@ class RolloutStream(IterableDataset):
         def one_group() -> tuple[list[_Group], bool]:
             return [_Group(make(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
 
-        if self.split_envs is False or self.num_envs % 2 or (self.split_envs is None and not self._cuda):
+        if not self.split_envs or self.num_envs % 2:  # NOTE [Env groups]: one group unless asked
             return one_group()
         # Env i of the stream is seeded with seed + i whichever group it is in.
         first = make(self.env, num_envs=half, seed=seed, **kwargs)
-        if self.split_envs is None and not first.steps_in_background():  # NOTE [Env groups]
-            first.close()
-            return one_group()
         try:
             second = make(self.env, num_envs=half, seed=seed + half, **kwargs)
         except BaseException:
@@ -244,8 +244,8 @@ class RolloutStream(IterableDataset):
                 if owned:
                     group.pool.close()
             for group in groups:
-                for event in group.staging_events:
-                    if event is not None:
+                for event, pending in zip(group.staging_events, group.staging_pending):
+                    if pending:
                         event.synchronize()
 
     def _next_batch(self, groups: list[_Group], batches_wanted: int | None) -> TensorDict:
@@ -320,7 +320,9 @@ class RolloutStream(IterableDataset):
             if self._staged:
                 group.staging = [torch.empty(nbytes, dtype=torch.uint8, pin_memory=self._cuda)
                                  for _ in range(self._STAGING_ROWS)]
-                group.staging_events = [None] * self._STAGING_ROWS
+                # Made once and recorded again per copy: an event made per step is a CUDA call more.
+                group.staging_events = [torch.cuda.Event() if self._cuda else None for _ in range(self._STAGING_ROWS)]
+                group.staging_pending = [False] * self._STAGING_ROWS
             if not self._direct:
                 self._raw[0][0, group.index].copy_(Pool.output_bytes(td))  # once per stream: no need to be quick
         for group in groups[:-1]:  # the last group acts at the start of each batch (_next_batch)
@@ -442,15 +444,27 @@ class RolloutStream(IterableDataset):
             self._slot_views[1 - group.slot_set][self.steps_per_batch][group.index], non_blocking=True)
 
     def _copy_row(self, group: _Group, row: torch.Tensor, destination: torch.Tensor) -> None:
-        """Staged: one DMA of a pinned staging row into its raw slot, on the side stream."""
+        """Staged: one DMA of a pinned staging row into its raw slot.
+
+        With one group the copy goes on the current stream, where the policy's
+        kernels read it next: ordered without an event wait, and two CUDA calls
+        a step (the copy, the row's event), the fewest that keep the pinned row
+        safe. With two groups it goes on the side stream, so it can overlap the
+        other group's policy, which then waits for it with an event.
+        """
         tick = time.perf_counter()
+        index = (group.sends - 1) % self._STAGING_ROWS
         if self._cuda:
-            event = torch.cuda.Event()
-            with torch.cuda.stream(self._copy_stream):
+            event = group.staging_events[index]
+            if self._num_groups == 1:
                 destination.copy_(row, non_blocking=True)
-                event.record(self._copy_stream)
-            torch.cuda.current_stream(self.device).wait_event(event)
-            group.staging_events[(group.sends - 1) % self._STAGING_ROWS] = event
+                event.record()
+            else:
+                with torch.cuda.stream(self._copy_stream):
+                    destination.copy_(row, non_blocking=True)
+                    event.record(self._copy_stream)
+                torch.cuda.current_stream(self.device).wait_event(event)
+            group.staging_pending[index] = True
         else:
             destination.copy_(row)
         self._seconds["copies"] += time.perf_counter() - tick
@@ -460,10 +474,9 @@ class RolloutStream(IterableDataset):
         if not self._staged:
             return self._slot_views[group.slot_set][group.t + 1][group.index]
         row = group.sends % self._STAGING_ROWS
-        event = group.staging_events[row]
-        if event is not None:
-            event.synchronize()  # the row's previous copy must be done before the workers rewrite it
-            group.staging_events[row] = None
+        if group.staging_pending[row]:
+            group.staging_events[row].synchronize()  # the row's previous copy must be done before it is rewritten
+            group.staging_pending[row] = False
         return group.staging[row]
 
     def _column(self, raw: torch.Tensor, key: str) -> torch.Tensor:
@@ -618,8 +631,8 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
             ``None`` streams forever.
         device: where batches (and the policy's inputs) live; default CPU.
         split_envs: two groups of envs stepped in turn so env stepping overlaps
-            policy inference. Default: on for an even ``num_envs`` given by id, with
-            a CUDA ``device`` and envs the worker threads step (not classic control).
+            policy inference (an even ``num_envs`` given by id). Default: off, since
+            one group was faster wherever it was measured (NOTE [Env groups]).
         progress: show a tqdm progress bar over frames.
         prefetch: collect batch k+1 on a background thread while the consumer
             trains on batch k. The collector acts with a snapshot of the policy's
