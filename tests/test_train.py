@@ -338,3 +338,20 @@ def test_fresh_episodes_play_the_mean_action_of_a_continuous_policy(tmp_path):
     assert len(sampled["returns"]) == 2 and sampled["returns"] != result["evaluation"]["returns"]
     agent.clip_actions = False  # the raw sample: a clipped one may land on the bound the mean was clipped to
     assert not torch.equal(agent.play(observation, deterministic=False), agent.play(observation))
+
+
+def test_the_gpu_recipe_scales_envs_to_the_cores_and_keeps_the_batch():
+    from torchpool.train.ppo import gpu_recipe, recipe
+
+    ant = recipe("Ant-v4")
+    sixteen = gpu_recipe("Ant-v4", cores=16)
+    assert (sixteen["num_envs"], sixteen["num_steps"]) == (4 * ant["num_envs"], ant["num_steps"] // 4)
+    assert sixteen["num_envs"] * sixteen["num_steps"] == ant["num_envs"] * ant["num_steps"]
+    assert {k: v for k, v in sixteen.items() if k not in ("num_envs", "num_steps")} == \
+        {k: v for k, v in ant.items() if k not in ("num_envs", "num_steps")}
+    assert gpu_recipe("Ant-v4", cores=2) == ant, "a 2-core box keeps the tuned recipe"
+    pong = gpu_recipe("Pong-v5", cores=16)
+    assert pong["network"] == "nature" and pong["num_envs"] * pong["num_steps"] == 8 * 128
+    assert pong["num_steps"] >= 16
+    with pytest.raises(ValueError, match="recipe 'gpu' has no settings for 'CartPole-v1'"):
+        recipe("CartPole-v1", "gpu")

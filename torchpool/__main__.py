@@ -205,7 +205,7 @@ def _device(text: str) -> str:
 
 def _recipes_epilog() -> str:
     from .train import sac
-    from .train.ppo import RECIPES, VARIANTS
+    from .train.ppo import _GPU_BASES, RECIPES, VARIANTS
 
     recipes = textwrap.fill(f"envs with a tuned PPO recipe: {', '.join(RECIPES)}; any other id trains with the "
                             "generic defaults (torchpool/train/ppo.py, Args).", width=78)
@@ -213,6 +213,7 @@ def _recipes_epilog() -> str:
                                 f"{', '.join(sac.RECIPES)}; other ids get CleanRL's defaults "
                                 "(torchpool/train/sac.py, Args).", width=78)
     variants = "\n".join(f"  {name}: {', '.join(sorted(envs))}" for name, envs in VARIANTS.items())
+    variants += f"\n  gpu (envs scaled to the cores, for a GPU box): {', '.join(sorted(_GPU_BASES))}"
     return f"{recipes}\n\n{sac_recipes}\n\n--recipe variants (PPO only), and the envs they cover:\n{variants}"
 
 

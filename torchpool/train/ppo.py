@@ -228,12 +228,37 @@ VARIANTS: dict[str, dict[str, dict]] = {
 }
 
 
+# The "gpu" variant: a GPU box with many cores (the H200 machine: 16) steps many more envs than the 2-core
+# recipes assume, and on a GPU the policy's cost is per call (kernel launches), not per env. So the envs are
+# scaled with the cores and the steps per batch shrink alike: the same frames per batch, minibatches and
+# epochs, and a quarter of the policy calls per frame at 16 cores (Ant-v4: 256 envs x 16 steps). Atari
+# starts from CleanRL's GPU recipe (the Nature CNN), MuJoCo from the tuned one.
+_GPU_BASES = {"Ant-v4": None, "Ant-v5": None, "HalfCheetah-v5": None, "Pong-v5": "cleanrl", "Breakout-v5": "cleanrl"}
+_GPU_CORES_PER_SCALE = 4  # envs x (cores // 4); fewer than 8 cores leave the recipe as it is
+_GPU_SHORTEST_STEPS = 16  # GAE over shorter horizons than this bootstraps too much
+
+
+def gpu_recipe(env_id: str, cores: int) -> dict:
+    """The env's recipe with num_envs scaled to ``cores`` and num_steps shrunk alike (``--recipe gpu``)."""
+    settings = recipe(env_id, _GPU_BASES[env_id])
+    scale = max(1, min(cores // _GPU_CORES_PER_SCALE, settings["num_steps"] // _GPU_SHORTEST_STEPS))
+    settings["num_envs"] *= scale
+    settings["num_steps"] //= scale
+    return settings
+
+
 def recipe(env_id: str, variant: str | None = None) -> dict:
     """The tuned settings for env_id (a copy), or those of a named variant."""
     if variant is None:
         return dict(RECIPES.get(env_id, {}))
+    if variant == "gpu":
+        if env_id not in _GPU_BASES:
+            raise ValueError(f"recipe 'gpu' has no settings for {env_id!r}; it covers {sorted(_GPU_BASES)}")
+        from .._cpus import available_cpus
+
+        return gpu_recipe(env_id, available_cpus())
     if variant not in VARIANTS:
-        raise ValueError(f"unknown recipe {variant!r}; known: {sorted(VARIANTS)}")
+        raise ValueError(f"unknown recipe {variant!r}; known: {sorted([*VARIANTS, 'gpu'])}")
     if env_id not in VARIANTS[variant]:
         raise ValueError(f"recipe {variant!r} has no settings for {env_id!r}; it covers {sorted(VARIANTS[variant])}")
     return dict(VARIANTS[variant][env_id])
