@@ -58,7 +58,8 @@ struct Kwargs {
         value.type = TORCHPOOL_KWARG_STR, value.text = texts.back().c_str();
       } else if (py::isinstance<py::tuple>(given) || py::isinstance<py::list>(given)) {
         sequences.push_back(py::cast<std::vector<double>>(given));
-        value.type = TORCHPOOL_KWARG_FLOATS, value.reals = sequences.back().data(), value.count = sequences.back().size();
+        value.type = TORCHPOOL_KWARG_FLOATS, value.reals = sequences.back().data(),
+        value.count = sequences.back().size();
       } else if (py::isinstance<py::bool_>(given)) {
         value.type = TORCHPOOL_KWARG_BOOL, value.integer = given.cast<bool>() ? 1 : 0;
       } else if (py::isinstance<py::int_>(given)) {
@@ -261,9 +262,8 @@ class PoolCore {
 
   py::object recv() {
     Call call(*this, "recv");
-    return owners_[waited([&](CheckContext& seen, uint64_t& block) {
-      return executor_->recv(check_signals, &seen, &block);
-    })];
+    return owners_[waited(
+        [&](CheckContext& seen, uint64_t& block) { return executor_->recv(check_signals, &seen, &block); })];
   }
 
   void async_reset(uintptr_t ids, size_t count) {
@@ -438,8 +438,7 @@ PYBIND11_MODULE(_core, m) {
         if (std::string(plugin_capsule.name() ? plugin_capsule.name() : "") != TORCHPOOL_PLUGIN_CAPSULE)
           throw InputError("not a torchpool family plugin (a capsule named " + std::string(TORCHPOOL_PLUGIN_CAPSULE) +
                            ")");
-        const TorchpoolPlugin& plugin =
-            PluginExecutor::checked(plugin_capsule.get_pointer<TorchpoolPlugin>(), family);
+        const TorchpoolPlugin& plugin = PluginExecutor::checked(plugin_capsule.get_pointer<TorchpoolPlugin>(), family);
         const Kwargs typed(kwargs);
         TorchpoolOptions options{};
         options.num_envs = num_envs;

@@ -91,7 +91,7 @@ inline void install_crash_report(const std::string& path) {
   void* warm_up[2];
   backtrace(warm_up, 2);  // the first call loads the unwinder, which is not safe inside a handler
   for (size_t i = 0; i < sizeof(kSignals) / sizeof(kSignals[0]); ++i) {
-    struct sigaction action {};
+    struct sigaction action{};
     action.sa_sigaction = &handle;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);

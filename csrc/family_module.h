@@ -45,10 +45,10 @@ inline int export_families(PyObject* module, std::vector<FamilyEntry> entries) n
     // PyModule_AddObjectRef (3.10+) leaves the reference with us either way.
     PyObject* capsule = PyCapsule_New(const_cast<TorchpoolPlugin*>(table), TORCHPOOL_PLUGIN_CAPSULE, nullptr);
     PyObject* abi = PyLong_FromUnsignedLong(TORCHPOOL_PLUGIN_ABI_VERSION);
-    const bool ok = capsule != nullptr && abi != nullptr && PyModule_AddObjectRef(module, "family_plugin", capsule) == 0 &&
-                    PyModule_AddObjectRef(module, "families", names) == 0 &&
-                    PyModule_AddObjectRef(module, "kwargs", kwargs) == 0 &&
-                    PyModule_AddObjectRef(module, "abi", abi) == 0;
+    const bool ok =
+        capsule != nullptr && abi != nullptr && PyModule_AddObjectRef(module, "family_plugin", capsule) == 0 &&
+        PyModule_AddObjectRef(module, "families", names) == 0 && PyModule_AddObjectRef(module, "kwargs", kwargs) == 0 &&
+        PyModule_AddObjectRef(module, "abi", abi) == 0;
     Py_XDECREF(capsule), Py_XDECREF(abi), Py_DECREF(names), Py_DECREF(kwargs);
     return ok ? 0 : -1;
   } catch (const std::exception& error) {
@@ -62,14 +62,14 @@ inline int export_families(PyObject* module, std::vector<FamilyEntry> entries) n
 // A module that only exports families: TORCHPOOL_FAMILY_MODULE(_classic, family<CartPole>("CartPole"), ...).
 #define TORCHPOOL_FAMILY_MODULE(module_name, ...)                                                            \
   static PyModuleDef module_name##_definition = {PyModuleDef_HEAD_INIT, #module_name, nullptr, -1, nullptr}; \
-  extern "C" __attribute__((visibility("default"))) PyObject* PyInit_##module_name() {                    \
-    PyObject* module = PyModule_Create(&module_name##_definition);                                       \
-    if (module == nullptr) return nullptr;                                                               \
-    try {                                                                                                \
-      if (torchpool::export_families(module, {__VA_ARGS__}) == 0) return module;                         \
-    } catch (const std::exception& error) {                                                              \
-      PyErr_SetString(PyExc_RuntimeError, error.what());                                                 \
-    }                                                                                                    \
-    Py_DECREF(module);                                                                                   \
-    return nullptr;                                                                                      \
+  extern "C" __attribute__((visibility("default"))) PyObject* PyInit_##module_name() {                       \
+    PyObject* module = PyModule_Create(&module_name##_definition);                                           \
+    if (module == nullptr) return nullptr;                                                                   \
+    try {                                                                                                    \
+      if (torchpool::export_families(module, {__VA_ARGS__}) == 0) return module;                             \
+    } catch (const std::exception& error) {                                                                  \
+      PyErr_SetString(PyExc_RuntimeError, error.what());                                                     \
+    }                                                                                                        \
+    Py_DECREF(module);                                                                                       \
+    return nullptr;                                                                                          \
   }

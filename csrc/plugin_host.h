@@ -23,10 +23,11 @@ class PluginExecutor {
   // Refuses a table of another ABI version, naming both.
   static const TorchpoolPlugin& checked(const TorchpoolPlugin* plugin, const std::string& family) {
     if (plugin->abi_version != TORCHPOOL_PLUGIN_ABI_VERSION || plugin->struct_size < sizeof(TorchpoolPlugin))
-      throw InputError("the module of family '" + family + "' speaks torchpool plug-in ABI " +
-                       std::to_string(plugin->abi_version) + " (built with " +
-                       (plugin->abi_version == TORCHPOOL_PLUGIN_ABI_VERSION ? plugin->built_with : "an older torchpool") +
-                       "); this core speaks ABI " + std::to_string(TORCHPOOL_PLUGIN_ABI_VERSION) + ": rebuild it");
+      throw InputError(
+          "the module of family '" + family + "' speaks torchpool plug-in ABI " + std::to_string(plugin->abi_version) +
+          " (built with " +
+          (plugin->abi_version == TORCHPOOL_PLUGIN_ABI_VERSION ? plugin->built_with : "an older torchpool") +
+          "); this core speaks ABI " + std::to_string(TORCHPOOL_PLUGIN_ABI_VERSION) + ": rebuild it");
     return *plugin;
   }
 
@@ -60,17 +61,14 @@ class PluginExecutor {
   bool must_settle() const { return plugin_.must_settle(handle_) != 0; }
 
   void set_block(uint64_t block, uint8_t* base) { ok(plugin_.set_block(handle_, block, base)); }
-  void set_block_targets(uint64_t block, const int64_t* table) {
-    ok(plugin_.set_block_targets(handle_, block, table));
-  }
+  void set_block_targets(uint64_t block, const int64_t* table) { ok(plugin_.set_block_targets(handle_, block, table)); }
   void set_reset_buffer(uint8_t* base) { ok(plugin_.set_reset_buffer(handle_, base)); }
   void send(const void* actions, int32_t dtype, const int64_t* ids, uint64_t count) {
     ok(plugin_.send(handle_, actions, dtype, ids, count));
   }
   void async_reset(const int64_t* ids, uint64_t count) { ok(plugin_.async_reset(handle_, ids, count)); }
   // The blocking calls return a status (they run without the GIL); raise() it once the GIL is back.
-  int32_t step(const void* actions, int32_t dtype, void* record, TorchpoolCheck check, void* context,
-               uint64_t* block) {
+  int32_t step(const void* actions, int32_t dtype, void* record, TorchpoolCheck check, void* context, uint64_t* block) {
     return plugin_.step(handle_, actions, dtype, record, check, context, block);
   }
   int32_t recv(TorchpoolCheck check, void* context, uint64_t* block) {

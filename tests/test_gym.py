@@ -173,7 +173,7 @@ def test_make_vec_takes_autoreset_mode_as_a_keyword_as_the_readme_shows():
         assert not np.array_equal(np.stack(info["final_obs"]), obs), "and returns the new episodes' first"
     finally:
         envs.close()
-    # Gymnasium passes vector_kwargs only to its own SyncVectorEnv/AsyncVectorEnv (the README says so).
+    # Gymnasium passes vector_kwargs only to its own SyncVectorEnv/AsyncVectorEnv (docs/adapters.md says so).
     with pytest.raises(gymnasium.error.Error, match="vector_kwargs"):
         gymnasium.make_vec("torchpool/CartPole-v1", num_envs=2, vector_kwargs={"autoreset_mode": "SameStep"})
 

@@ -6,6 +6,7 @@
 """
 
 import importlib.util
+import os as _os
 
 try:
     from . import pool as _pool  # noqa: F401  the first import of the compiled extension, torchpool._core
@@ -21,12 +22,6 @@ except ImportError:
         f"({__path__[0]} is a source tree without the compiled extension torchpool._core)",
         name=__name__, path=__file__) from None
 
-import os as _os
-
-_crash_report = _os.environ.get("TORCHPOOL_CRASH_REPORT")  # 1 or a path: torchpool.testing.crash_report
-if _crash_report is not None:
-    _pool._core.install_crash_report("" if _crash_report in ("", "1") else _crash_report)
-
 from . import gym as _gym  # noqa: F401  registers "torchpool/<EnvId>" with Gymnasium
 from ._cpus import available_cpus
 from .cpp_env import include_dir, register_cpp_env
@@ -36,6 +31,10 @@ from .registry import list_envs
 
 # Eager: importing the submodule later would rebind `torchpool.stream` to it.
 from .stream import stream
+
+_crash_report = _os.environ.get("TORCHPOOL_CRASH_REPORT")  # 1 or a path: torchpool.testing.crash_report
+if _crash_report is not None:
+    _pool._core.install_crash_report("" if _crash_report in ("", "1") else _crash_report)
 
 __version__ = "0.1.0"
 

@@ -149,8 +149,8 @@ struct Handle {
   static void describe(const Layout& layout, std::vector<TorchpoolField>& fields, TorchpoolLayout& out) {
     for (size_t i = 0; i < layout.fields().size(); ++i) {
       const FieldSpec& field = layout.fields()[i];
-      fields.push_back({field.name.c_str(), static_cast<int32_t>(field.dtype), static_cast<uint32_t>(field.shape.size()),
-                        field.shape.data(), layout.offset(i)});
+      fields.push_back({field.name.c_str(), static_cast<int32_t>(field.dtype),
+                        static_cast<uint32_t>(field.shape.size()), field.shape.data(), layout.offset(i)});
     }
     out = {fields.size(), fields.data(), layout.bytes()};
   }
@@ -257,8 +257,8 @@ inline void fill_table(Families& families) {
     families.declarations.push_back(std::move(declared));
   }
   for (size_t i = 0; i < families.entries.size(); ++i)
-    families.views.push_back({families.entries[i].name.c_str(), families.declarations[i].size(),
-                              families.declarations[i].data()});
+    families.views.push_back(
+        {families.entries[i].name.c_str(), families.declarations[i].size(), families.declarations[i].data()});
   TorchpoolPlugin& t = families.table;
   t.abi_version = TORCHPOOL_PLUGIN_ABI_VERSION;
   t.struct_size = sizeof(TorchpoolPlugin);
@@ -278,9 +278,9 @@ inline void fill_table(Families& families) {
   t.reset_layout = [](const TorchpoolExecutor* e) { return &handle(e).reset_layout; };
   t.schedule = [](const TorchpoolExecutor* e, TorchpoolSchedule* out) {
     const Schedule& plan = base(e).schedule();
-    *out = {mode_name(plan.mode),        plan.worker_threads,         plan.envs_per_item(plan.num_envs),
-            plan.caller_runs_items,      plan.caller_spin_polls,      plan.caller_last_items_spin_ns,
-            plan.split_substeps,         plan.build_threads,          plan.step_cost_ns};
+    *out = {mode_name(plan.mode),   plan.worker_threads,    plan.envs_per_item(plan.num_envs),
+            plan.caller_runs_items, plan.caller_spin_polls, plan.caller_last_items_spin_ns,
+            plan.split_substeps,    plan.build_threads,     plan.step_cost_ns};
   };
   t.counters = [](const TorchpoolExecutor* e, TorchpoolCounters* out) {
     const ExecutorBase& executor = base(e);
@@ -332,7 +332,8 @@ inline void fill_table(Families& families) {
     return guarded([&] {
       const std::vector<double> state = base(e).get_state(env_id);
       *size = state.size();
-      if (values != nullptr && capacity >= state.size()) std::memcpy(values, state.data(), state.size() * sizeof(double));
+      if (values != nullptr && capacity >= state.size())
+        std::memcpy(values, state.data(), state.size() * sizeof(double));
     });
   };
   t.set_state = [](TorchpoolExecutor* e, uint64_t env_id, const double* values, uint64_t count) {

@@ -151,10 +151,10 @@ typedef enum {
 
 typedef struct {
   const char* name;
-  int32_t type; /* a TorchpoolKwargType */
-  int64_t integer;  /* INT, BOOL (0 or 1) */
-  double real;      /* FLOAT */
-  const char* text; /* STR */
+  int32_t type;        /* a TorchpoolKwargType */
+  int64_t integer;     /* INT, BOOL (0 or 1) */
+  double real;         /* FLOAT */
+  const char* text;    /* STR */
   const double* reals; /* FLOATS */
   uint64_t count;      /* FLOATS */
 } TorchpoolKwarg;
@@ -176,8 +176,8 @@ typedef struct {
 typedef struct TorchpoolExecutor TorchpoolExecutor;
 
 typedef struct TorchpoolPlugin {
-  uint32_t abi_version; /* TORCHPOOL_PLUGIN_ABI_VERSION */
-  uint32_t struct_size; /* sizeof(TorchpoolPlugin) */
+  uint32_t abi_version;   /* TORCHPOOL_PLUGIN_ABI_VERSION */
+  uint32_t struct_size;   /* sizeof(TorchpoolPlugin) */
   const char* built_with; /* the compiler, for messages only */
   uint64_t family_count;
   const TorchpoolFamily* families;
@@ -217,8 +217,7 @@ typedef struct TorchpoolPlugin {
   int32_t (*close)(TorchpoolExecutor* executor);
 
   /* State injection (spec->has_state): *size is set to the state's length; values are written if it fits. */
-  int32_t (*get_state)(TorchpoolExecutor* executor, uint64_t env_id, double* values, uint64_t capacity,
-                       uint64_t* size);
+  int32_t (*get_state)(TorchpoolExecutor* executor, uint64_t env_id, double* values, uint64_t capacity, uint64_t* size);
   int32_t (*set_state)(TorchpoolExecutor* executor, uint64_t env_id, const double* values, uint64_t count);
   /* spec->renders: the screen of an idle env, RGB; *pixels valid until the next call on the executor. */
   int32_t (*render)(TorchpoolExecutor* executor, uint64_t env_id, const uint8_t** pixels, int64_t shape[3]);

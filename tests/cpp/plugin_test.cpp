@@ -37,9 +37,9 @@ int main() {
   CHECK(table->struct_size == sizeof(TorchpoolPlugin), "and its own size");
   CHECK(table->family_count == 1 && std::string(table->families[0].name) == "Probe", "its families by name");
 
-  const TorchpoolKwarg kwargs[] = {integer("episode_length", 5), real("max_sleep_us", 0), real("max_busy_us", 0),
-                                   integer("fail_at_step", 2),   real("fail_probability", 0),
-                                   flag("dict_observation", false)};
+  const TorchpoolKwarg kwargs[] = {integer("episode_length", 5), real("max_sleep_us", 0),
+                                   real("max_busy_us", 0),       integer("fail_at_step", 2),
+                                   real("fail_probability", 0),  flag("dict_observation", false)};
   TorchpoolOptions options{};
   options.num_envs = 2, options.batch_size = 2, options.num_blocks = 3, options.num_threads = 1;
   options.obs_dtype = static_cast<int32_t>(Dtype::Float32), options.max_episode_steps = -1, options.spin_polls = 10;
@@ -77,8 +77,7 @@ int main() {
             failure.env_ids[1] == 1 && std::string(failure.failure_messages[0]).find("step 2") != std::string::npos,
         "an env's exception reaches the caller as a failure with its envs and messages");
 
-  const int32_t interrupted = table->settle(
-      executor, [](void*) -> int32_t { return 1; }, nullptr);
+  const int32_t interrupted = table->settle(executor, [](void*) -> int32_t { return 1; }, nullptr);
   CHECK(interrupted == TORCHPOOL_OK, "settle with nothing abandoned never polls");
   CHECK(table->send(executor, actions, static_cast<int32_t>(Dtype::Float32), nullptr, 2) == TORCHPOOL_OK, "send");
   CHECK(table->recv(

@@ -124,8 +124,8 @@ class AtariModel {
     screen_height = static_cast<int>(probe->getScreen().height());
     screen_width = static_cast<int>(probe->getScreen().width());
     actions = config.flag("full_action_space") ? probe->getLegalActionSet() : probe->getMinimalActionSet();
-    fire_reset = config.flag("use_fire_reset") &&
-                 std::find(actions.begin(), actions.end(), ale::PLAYER_A_FIRE) != actions.end();
+    fire_reset =
+        config.flag("use_fire_reset") && std::find(actions.begin(), actions.end(), ale::PLAYER_A_FIRE) != actions.end();
   }
 
   int channels() const { return gray_scale ? 1 : 3; }

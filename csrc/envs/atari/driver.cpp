@@ -31,8 +31,11 @@ int main(int argc, char** argv) {
     Config config;  // torchpool/registry.py's defaults for the Atari ids, sticky actions on
     config.strings = {{"rom_path", argv[1]}, {"resize", "area"}, {"preprocessing", "gymnasium"}};
     config.integers = {{"img_height", 84}, {"img_width", 84}, {"stack_num", 4}, {"frame_skip", 4}, {"noop_max", 30}};
-    config.flags = {{"gray_scale", true},   {"use_fire_reset", true},     {"episodic_life", false},
-                    {"reward_clip", false}, {"full_action_space", false}};
+    config.flags = {{"gray_scale", true},
+                    {"use_fire_reset", true},
+                    {"episodic_life", false},
+                    {"reward_clip", false},
+                    {"full_action_space", false}};
     config.reals = {{"repeat_action_probability", 0.25}};
     ExecutorOptions options;
     options.num_envs = options.batch_size = 2;

@@ -6,6 +6,8 @@
 #include "envs/classic/pendulum.h"
 #include "family_module.h"
 
-TORCHPOOL_FAMILY_MODULE(_classic, torchpool::family<torchpool::classic::CartPole>("CartPole"), torchpool::family<torchpool::classic::Pendulum>("Pendulum"),
-          torchpool::family<torchpool::classic::MountainCar>("MountainCar"), torchpool::family<torchpool::classic::MountainCarContinuous>("MountainCarContinuous"),
-          torchpool::family<torchpool::classic::Acrobot>("Acrobot"))
+TORCHPOOL_FAMILY_MODULE(_classic, torchpool::family<torchpool::classic::CartPole>("CartPole"),
+                        torchpool::family<torchpool::classic::Pendulum>("Pendulum"),
+                        torchpool::family<torchpool::classic::MountainCar>("MountainCar"),
+                        torchpool::family<torchpool::classic::MountainCarContinuous>("MountainCarContinuous"),
+                        torchpool::family<torchpool::classic::Acrobot>("Acrobot"))

@@ -55,12 +55,13 @@ PYBIND11_MODULE(_dmc, m) {
         "scipy.ndimage.zoom(image, factor) of a rows x cols image, row-major (tests only)");
   if (export_families(
           m.ptr(),
-      {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"), family<dmc::Cartpole>("DmcCartpole"),
-       family<dmc::Cheetah>("DmcCheetah"), family<dmc::Dog>("DmcDog"), family<dmc::Finger>("DmcFinger"),
-       family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"), family<dmc::Humanoid>("DmcHumanoid"),
-       family<dmc::Humanoid>("DmcHumanoidCMU"), family<dmc::Lqr>("DmcLqr"), family<dmc::Manipulator>("DmcManipulator"),
-       family<dmc::Pendulum>("DmcPendulum"), family<dmc::PointMass>("DmcPointMass"),
-       family<dmc::Quadruped>("DmcQuadruped"), family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"),
-       family<dmc::Swimmer>("DmcSwimmer"), family<dmc::Walker>("DmcWalker")}) < 0)
+          {family<dmc::Acrobot>("DmcAcrobot"), family<dmc::BallInCup>("DmcBallInCup"),
+           family<dmc::Cartpole>("DmcCartpole"), family<dmc::Cheetah>("DmcCheetah"), family<dmc::Dog>("DmcDog"),
+           family<dmc::Finger>("DmcFinger"), family<dmc::Fish>("DmcFish"), family<dmc::Hopper>("DmcHopper"),
+           family<dmc::Humanoid>("DmcHumanoid"), family<dmc::Humanoid>("DmcHumanoidCMU"), family<dmc::Lqr>("DmcLqr"),
+           family<dmc::Manipulator>("DmcManipulator"), family<dmc::Pendulum>("DmcPendulum"),
+           family<dmc::PointMass>("DmcPointMass"), family<dmc::Quadruped>("DmcQuadruped"),
+           family<dmc::Reacher>("DmcReacher"), family<dmc::Stacker>("DmcStacker"), family<dmc::Swimmer>("DmcSwimmer"),
+           family<dmc::Walker>("DmcWalker")}) < 0)
     throw py::error_already_set();
 }

@@ -13,9 +13,14 @@
 #include "envs/mujoco/walker2d.h"
 #include "family_module.h"
 
-TORCHPOOL_FAMILY_MODULE(_mujoco, torchpool::family<torchpool::mujoco::Ant>("Ant"), torchpool::family<torchpool::mujoco::HalfCheetah>("HalfCheetah"),
-                      torchpool::family<torchpool::mujoco::Hopper>("Hopper"), torchpool::family<torchpool::mujoco::Walker2d>("Walker2d"),
-                      torchpool::family<torchpool::mujoco::Humanoid>("Humanoid"), torchpool::family<torchpool::mujoco::HumanoidStandup>("HumanoidStandup"),
-                      torchpool::family<torchpool::mujoco::Swimmer>("Swimmer"), torchpool::family<torchpool::mujoco::Reacher>("Reacher"),
-                      torchpool::family<torchpool::mujoco::Pusher>("Pusher"), torchpool::family<torchpool::mujoco::InvertedPendulum>("InvertedPendulum"),
-                      torchpool::family<torchpool::mujoco::InvertedDoublePendulum>("InvertedDoublePendulum"))
+TORCHPOOL_FAMILY_MODULE(_mujoco, torchpool::family<torchpool::mujoco::Ant>("Ant"),
+                        torchpool::family<torchpool::mujoco::HalfCheetah>("HalfCheetah"),
+                        torchpool::family<torchpool::mujoco::Hopper>("Hopper"),
+                        torchpool::family<torchpool::mujoco::Walker2d>("Walker2d"),
+                        torchpool::family<torchpool::mujoco::Humanoid>("Humanoid"),
+                        torchpool::family<torchpool::mujoco::HumanoidStandup>("HumanoidStandup"),
+                        torchpool::family<torchpool::mujoco::Swimmer>("Swimmer"),
+                        torchpool::family<torchpool::mujoco::Reacher>("Reacher"),
+                        torchpool::family<torchpool::mujoco::Pusher>("Pusher"),
+                        torchpool::family<torchpool::mujoco::InvertedPendulum>("InvertedPendulum"),
+                        torchpool::family<torchpool::mujoco::InvertedDoublePendulum>("InvertedDoublePendulum"))
