@@ -23,10 +23,11 @@ def test_a_watch_nobody_else_references_is_reusable():
     assert not watch.held() and not watch.moved() and watch.reusable()
 
 
-@pytest.mark.parametrize("hold", ["tensordict", "leaf", "view of the storage"])
+@pytest.mark.parametrize("hold", ["tensordict", "leaf", "view of the storage", "storage object"])
 def test_any_reference_the_user_keeps_makes_it_held(hold):
     watch = watched()
-    kept = {"tensordict": lambda td: td, "leaf": lambda td: td["a"], "view of the storage": lambda td: td["b"][1:]}
+    kept = {"tensordict": lambda td: td, "leaf": lambda td: td["a"], "view of the storage": lambda td: td["b"][1:],
+            "storage object": lambda td: td["a"].untyped_storage()}
     reference = kept[hold](watch.tensordict)
     assert watch.held(), f"a kept {hold} is not seen"
     del reference

@@ -5,9 +5,10 @@ a StorageImpl. HeldWatch takes it as a baseline once and calls a buffer
 "held" while it differs, so it relies on exactly what these tests pin:
 every other tensor viewing the storage (a slice, a dtype view, a detach, a
 NumPy array) adds to the count while it lives; dropping it restores the
-baseline; reading the count (and the Python storage object it is read
-through) leaves it unchanged; and ``share_memory_()`` moves the bytes to a
-new address (NOTE [Moved storage]). If a torch release changes any of
+baseline; reading the count leaves it unchanged; a kept storage object
+shows in the count or in its Python object's refcount (HeldWatch watches
+both); and ``share_memory_()`` moves the bytes to a new address (NOTE [Moved
+storage]). If a torch release changes any of
 this, a test here fails, naming what changed.
 
 Only torch is imported, so the file runs in any venv with torch and pytest,
@@ -39,10 +40,6 @@ def test_the_count_is_stable_while_nothing_changes():
     assert isinstance(baseline, int) and baseline >= 1, f"use count {baseline!r}: not a positive int"
     counts = [use_count(address) for _ in range(5)]
     assert counts == [baseline] * 5, f"repeated reads changed the count: {baseline} then {counts}"
-    storage = buffer.untyped_storage()  # the Python storage object HeldWatch reads _cdata through
-    assert use_count(address) == baseline, \
-        f"a Python storage object of a live tensor moved the count: {baseline} -> {use_count(address)}"
-    del storage
     alias = buffer  # another Python name for our own tensor: the Python refcount's business, not this count's
     assert use_count(address) == baseline, f"a Python alias moved the storage count: {baseline} -> {use_count(address)}"
     del alias
@@ -67,6 +64,21 @@ def test_each_view_adds_one_while_it_lives(make_view):
     del view, second
     assert use_count(address) == baseline, \
         f"dropped views left the count at {use_count(address)}, not {baseline}: buffers would never be reused"
+
+
+def test_a_kept_storage_object_shows_in_one_of_the_counts():
+    # HeldWatch keeps the storage's Python object and watches its refcount as well as the C++ count:
+    # torch 2.11-2.14 keep one Python object per storage, so a user's untyped_storage() adds nothing
+    # to the C++ count, only to that object's refcount. Either must move, and come back when dropped.
+    buffer, address = buffer_and_address()
+    watched = buffer.untyped_storage()
+    baseline, references = use_count(address), sys.getrefcount(watched)
+    kept = buffer[8:].untyped_storage()
+    assert use_count(address) > baseline or sys.getrefcount(watched) > references, (
+        "a kept untyped_storage() moved neither the storage's use count nor its Python object's refcount: "
+        "HeldWatch would overwrite memory the user still reads through it")
+    del kept
+    assert (use_count(address), sys.getrefcount(watched)) == (baseline, references), "a dropped storage object counts"
 
 
 def test_a_view_of_a_view_is_seen_after_the_first_is_dropped():

@@ -18,9 +18,13 @@ Held-ness is read from reference counts whose baselines are taken by
 ``arm()``, once the owner has dropped its temporaries: the TensorDict's
 Python refcount, each leaf tensor's Python refcount (a user holding
 ``td["observation"]`` holds our own tensor object, which no storage count can
-see), and the C++ use count of each watched storage (every view holds its
-storage). The baselines are measured, not assumed, so the check does not
-depend on how a Python version counts a call's own references.
+see), the C++ use count of each watched storage (every view holds its
+storage), and the Python refcount of each storage's Python object (torch
+keeps one per storage while tensors use it and returns it from every
+``untyped_storage()`` call; a user holding it adds nothing to the C++ count).
+The baselines are measured, not assumed, so the check does not depend on how
+a Python version counts a call's own references. What the C++ count means is
+pinned by tests/test_storage_use_count.py.
 
 NOTE [Moved storage]
 The C++ workers write through raw addresses taken when a buffer was made.
@@ -81,39 +85,38 @@ class HeldWatch:
     caller holds no other reference to it or its leaves.
     """
 
-    __slots__ = ("tensordict", "_leaves", "_anchors", "_storages", "_addresses", "_count", "_leaf_counts",
-                 "_storage_counts")
+    __slots__ = ("tensordict", "_anchors", "_counted", "_storages", "_addresses", "_counts", "_storage_counts")
 
     def __init__(self, tensordict: TensorDictBase, anchors: Sequence[torch.Tensor] | None = None):
         """``anchors``: one tensor per storage to watch (e.g. the byte buffer all
         leaves view); default: every leaf (each with a storage of its own)."""
         _refuse_free_threaded()
         self.tensordict = tensordict
-        self._leaves = tuple(tensordict.values(include_nested=True, leaves_only=True))
-        self._anchors = self._leaves if anchors is None else tuple(anchors)
-        # The StorageImpl addresses, read once: untyped_storage() builds a
-        # Python object per call, and the anchors keep these storages alive,
-        # so the addresses stay valid.
-        self._storages = tuple(anchor.untyped_storage()._cdata for anchor in self._anchors)
+        leaves = tuple(tensordict.values(include_nested=True, leaves_only=True))
+        self._anchors = leaves if anchors is None else tuple(anchors)
+        # The storages' Python objects (see the NOTE) and their StorageImpl
+        # addresses, read once: the anchors keep these storages alive, so the
+        # addresses stay valid.
+        storage_objects = tuple(anchor.untyped_storage() for anchor in self._anchors)
+        self._storages = tuple(storage._cdata for storage in storage_objects)
+        # Everything whose Python refcount tells a holder, in one tuple: one map() per check on the hot path.
+        self._counted = (tensordict, *leaves, *storage_objects)
         self._addresses = self._memory()
-        self._count = None  # no baseline yet: held() is True (never reused) until arm()
+        self._counts = None  # no baseline yet: held() is True (never reused) until arm()
 
     def arm(self) -> HeldWatch:
         """Takes the reference-count baselines: call once the caller's temporaries are gone."""
-        self._count = sys.getrefcount(self.tensordict)
-        self._leaf_counts = self._leaf_uses()
+        self._counts = self._python_uses()
         # Without torch's use count no view can be seen: a baseline nothing equals keeps it held.
         self._storage_counts = self._storage_uses() if _storage_use_count is not None else object()
         return self
 
     def held(self) -> bool:
-        """Whether anyone but the watch references the TensorDict, a leaf or a view of its memory.
+        """Whether anyone but the watch references the TensorDict, a leaf, a storage or a view of its memory.
 
         True before ``arm()``: with no baseline nothing can be ruled out.
         """
-        return (sys.getrefcount(self.tensordict) != self._count
-                or self._storage_uses() != self._storage_counts
-                or self._leaf_uses() != self._leaf_counts)
+        return self._python_uses() != self._counts or self._storage_uses() != self._storage_counts
 
     def moved(self) -> bool:
         """Whether the memory behind a watched storage was replaced since the watch was made."""
@@ -128,10 +131,10 @@ class HeldWatch:
         # put the storage's bytes at a new address (resize_ copies on the CPU).
         return tuple(map(torch.Tensor.data_ptr, self._anchors))
 
-    def _leaf_uses(self) -> tuple[int, ...]:
-        # map() passes each tensor straight to getrefcount: no temporary (a zip
+    def _python_uses(self) -> tuple[int, ...]:
+        # map() passes each object straight to getrefcount: no temporary (a zip
         # tuple, a loop variable) adds a reference, so the count is stable.
-        return tuple(map(sys.getrefcount, self._leaves))
+        return tuple(map(sys.getrefcount, self._counted))
 
     def _storage_uses(self) -> tuple[int, ...] | None:
         if _storage_use_count is None:
