@@ -43,6 +43,23 @@ def test_a_capsule_that_is_no_family_plugin_is_refused():
         _core.make(fake, "CartPole", {}, 1, 1, 3, 1, -1, 0, 0, 4, -1, 2000)
 
 
+def test_a_plugin_of_another_abi_version_is_refused_naming_both():
+    """A module built against another plug-in interface (csrc/core/plugin_abi.h) is never called into."""
+    import ctypes
+
+    class Table(ctypes.Structure):  # the first fields of TorchpoolPlugin, all a refusal may read
+        _fields_ = [("abi_version", ctypes.c_uint32), ("struct_size", ctypes.c_uint32), ("built_with", ctypes.c_char_p)]
+
+    table = Table(_core.ABI - 1, 8, b"an older g++")
+    capsule = ctypes.pythonapi.PyCapsule_New
+    capsule.restype, capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    name = _core.PLUGIN_CAPSULE.encode()  # the capsule keeps a pointer to it
+    old = capsule(ctypes.addressof(table), name, None)
+    with pytest.raises(ValueError, match=rf"speaks torchpool plug-in ABI {_core.ABI - 1} .*this core speaks ABI "
+                                         rf"{_core.ABI}: rebuild it"):
+        _core.make(old, "CartPole", {}, 1, 1, 3, 1, -1, 0, 0, 4, -1, 2000)
+
+
 def test_a_family_its_module_does_not_export_is_refused():
     with pytest.raises(ValueError, match="unknown env family 'Ant'"):
         _core.make(_family_modules.plugin("CartPole"), "Ant", {}, 1, 1, 3, 1, -1, 0, 0, 4, -1, 2000)
