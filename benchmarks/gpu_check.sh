@@ -167,6 +167,10 @@ step build "$build_limit" env TORCHPOOL_ALE_SOURCE="$carry/ale_py-$ale_version" 
 # From here on every Python step prints a native crash's C++ frames (and appends them to
 # crash_reports.txt, which comes back), then faulthandler's Python frames.
 export TORCHPOOL_CRASH_REPORT="$work/crash_reports.txt" PYTHONFAULTHANDLER=1
+# The Control Suite's model files, where the image has no dm_control (prepare_gpu_check.sh carries them).
+if [ -d "$carry/dm_control_files" ] && ! python3 -c "import dm_control" 2>/dev/null; then
+  export PYTHONPATH="$carry/dm_control_files${PYTHONPATH:+:$PYTHONPATH}"
+fi
 modules=$(python3 -c "import pathlib, torchpool._core as c; print(' '.join(sorted(map(str,
   pathlib.Path(c.__file__).parent.glob('_*.so')))))" 2>/dev/null)
 # shellcheck disable=SC2086  # one word per module

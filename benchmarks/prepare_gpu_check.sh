@@ -16,6 +16,7 @@
 #                       Fetched one by one with --no-deps, so nothing can pull a (CUDA) torch in.
 #   ale_py-<version>/   ALE's C++ source, trimmed as cmake/fetch_ale_source.py trims its cache (src/ and
 #                       the licence): the build reads it through TORCHPOOL_ALE_SOURCE.
+#   dm_control_files/   dm_control's Control Suite XML files (not the package): what the dmc family reads
 #   zlib/include, zlib/lib/libz.a
 #                       zlib's headers (and static library) from Debian's zlib1g-dev, for an image
 #                       without them: ALE reads ROMs with zlib.
@@ -38,7 +39,8 @@ tag="cp${python_version/./}"
 # The pins the build and the runtime must agree on are read from where the project states them.
 ale_version=$(sed -n 's/^set(TORCHPOOL_ALE_VERSION "\([^"]*\)").*/\1/p' CMakeLists.txt)
 mujoco_version=$(grep -o '"mujoco==[^"]*"' pyproject.toml | head -1 | tr -d '"' | cut -d= -f3)  # build-system's
-if [ -z "$ale_version" ] || [ -z "$mujoco_version" ]; then
+dm_control_version=$(grep -o '"dm_control==[^"]*"' pyproject.toml | head -1 | tr -d '"' | cut -d= -f3)
+if [ -z "$ale_version" ] || [ -z "$mujoco_version" ] || [ -z "$dm_control_version" ]; then
   echo "cannot read the ALE and MuJoCo pins from CMakeLists.txt and pyproject.toml" >&2
   exit 1
 fi
@@ -120,6 +122,20 @@ mkdir -p "$dest/zlib/include" "$dest/zlib/lib"
 cp "$scratch"/root/usr/include/zlib.h "$scratch"/root/usr/include/zconf.h "$dest/zlib/include/"
 cp "$scratch"/root/usr/lib/x86_64-linux-gnu/libz.a "$dest/zlib/lib/"
 echo "   from $(basename "$scratch"/zlib1g-dev_*.deb)"
+
+echo "== the Control Suite's model files (dm_control $dm_control_version) -> $dest/dm_control_files"
+# The Control Suite tasks read only dm_control's XML files (dm_control itself is never imported): the
+# suite's XML and common/ files, not the 56 MB wheel (nor dog's 20 MB of meshes: DogRun does not run
+# there). gpu_check.sh puts the folder on PYTHONPATH when the image has no dm_control.
+python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$scratch/dm_control" \
+  "dm_control==$dm_control_version" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+rm -rf "$dest/dm_control_files"
+mkdir -p "$dest/dm_control_files"
+(cd "$dest/dm_control_files" && python3 -m zipfile -e "$scratch"/dm_control/dm_control-*.whl "$scratch/dm_control/x" &&
+  mkdir -p dm_control/suite && cp "$scratch"/dm_control/x/dm_control/suite/*.xml dm_control/suite/ &&
+  cp -r "$scratch"/dm_control/x/dm_control/suite/common dm_control/suite/ &&
+  echo '"""dm_control'"'"'s Control Suite model files alone, carried for the GPU check (prepare_gpu_check.sh)."""' \
+    > dm_control/__init__.py)
 
 echo "== $dest: $(du -sh --apparent-size "$dest" | cut -f1) (the tracked tree adds ~$(git ls-files -z | du -ch \
   --apparent-size --files0-from=- | tail -1 | cut -f1); a device run sends at most 64 MiB in all)"
