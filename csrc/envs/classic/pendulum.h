@@ -24,8 +24,7 @@ struct PendulumModel {
   double gravity;
   double gravity_term;  // 3 * g / (2 * l), evaluated once in the reference's order
 
-  explicit PendulumModel(const Config& config)
-      : gravity(config.real("g")), gravity_term(3 * gravity / (2 * kLength)) {}
+  explicit PendulumModel(const Config& config) : gravity(config.real("g")), gravity_term(3 * gravity / (2 * kLength)) {}
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;

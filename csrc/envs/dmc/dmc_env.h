@@ -104,7 +104,8 @@ inline constexpr size_t kArrays = 0 MJMODEL_POINTERS;
 #undef XNV
 #undef X
 constexpr size_t after(size_t offset, size_t size, size_t align) { return (offset + size + align - 1) / align * align; }
-static_assert(offsetof(mjModel, flg_gravcomp) == kSizes * sizeof(mjtSize), "mjModel: fields besides the sizes before its flags");
+static_assert(offsetof(mjModel, flg_gravcomp) == kSizes * sizeof(mjtSize),
+              "mjModel: fields besides the sizes before its flags");
 static_assert(offsetof(mjModel, opt) == after(offsetof(mjModel, flg_adhesion), sizeof(mjtBool), alignof(mjOption)),
               "mjModel: fields besides its three flags before opt");
 static_assert(offsetof(mjModel, vis) == after(offsetof(mjModel, opt), sizeof(mjOption), alignof(mjVisual)) &&
@@ -123,7 +124,8 @@ inline void check_arrays_in_buffer(const mjModel& model) {
   auto check = [&](const void* array, const char* name) {
     const char* first = static_cast<const char*>(array);
     if (first != nullptr && (first < begin || first > end))
-      throw std::logic_error(std::string("mjModel.") + name + " lies outside the model's buffer, which "
+      throw std::logic_error(std::string("mjModel.") + name +
+                             " lies outside the model's buffer, which "
                              "NOTE [Shallow model copies] (csrc/envs/dmc/dmc_env.h) assumes it does not");
   };
 #define X(type, name, rows, cols) check(model.name, #name);
