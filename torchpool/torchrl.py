@@ -87,8 +87,8 @@ class TorchPoolEnv(EnvBase):
     last values: the pool does not report the extras of a same-step reset
     (only a full or user-requested reset gives the new episode's own).
 
-    Seeding (NOTE [Seeds of copies]): ``seed=s`` in ``make_kwargs`` seeds env
-    ``i`` with ``s + i``. Without ``seed=`` the env is unseeded: its pool draws
+    Seeding: ``seed=s`` in ``make_kwargs`` seeds env ``i`` with ``s + i``
+    (NOTE [Seeds of copies]). Without ``seed=`` the env is unseeded: its pool draws
     a random seed (``env.pool.seed`` tells which), as torchrl's ``GymEnv`` and
     Gymnasium do, so envs a factory builds in each of a collector's workers
     never step the same episodes. (``torchpool.make`` itself keeps its default
