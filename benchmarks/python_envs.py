@@ -288,12 +288,24 @@ def modes(num_envs: int, rounds: int) -> None:
 VERSUS_SECONDS = 1.5
 
 
+def timed_with_cpu(step: Callable[[int], int], seconds: float, warmup: float = 0.2) -> tuple[float, float]:
+    """(env steps/s, this process's CPU seconds per env step): the second is what a busy host disturbs least
+    (it counts this process's work, not the time it waited for a core), and all of the work where the envs
+    step in this process."""
+    timed(step, warmup, warmup=0.0)
+    wall, cpu, steps, i = time.perf_counter(), time.process_time(), 0, 0
+    while time.perf_counter() - wall < seconds:
+        steps += step(i)
+        i += 1
+    return steps / (time.perf_counter() - wall), (time.process_time() - cpu) / steps
+
+
 def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
-    """torchpool sync (defaults) against SyncVectorEnv: {(env, num_envs): (ours, theirs, steps_in)}."""
+    """torchpool sync against SyncVectorEnv: {(env, num_envs): (ours, theirs, steps_in, our cpu, their cpu)}."""
     results = {}
     for env in envs:
         for num_envs in sizes:
-            ours, theirs, chosen = [], [], []
+            ours, theirs, chosen, cpu = [], [], [], {"ours": [], "theirs": []}
             for r in range(rounds):
                 # Gymnasium's default autoreset (next_step) on both sides: same_step steps each ending
                 # env once more per episode (its reset in the same call), more work per env step counted.
@@ -302,15 +314,17 @@ def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
                 for name, make in turns if r % 2 == 0 else turns[::-1]:
                     step, close = make(env, num_envs)
                     try:
-                        rate = timed(step, VERSUS_SECONDS, warmup=0.2)
+                        rate, cpu_per_step = timed_with_cpu(step, VERSUS_SECONDS)
                     finally:
                         close()
                     (ours if name == "ours" else theirs).append(rate)
+                    cpu[name].append(cpu_per_step)
             results[(env, num_envs)] = (statistics.median(ours), statistics.median(theirs),
-                                        "/".join(sorted(set(chosen))))
-            o, t, c = results[(env, num_envs)]
+                                        "/".join(sorted(set(chosen))), statistics.median(cpu["ours"]),
+                                        statistics.median(cpu["theirs"]))
+            o, t, c, oc, tc = results[(env, num_envs)]
             print(f"{env:24s} {num_envs:3d} envs  torchpool {o:10,.0f}  SyncVectorEnv {t:10,.0f}  "
-                  f"{o / t:5.2f}x  steps in: {c}", flush=True)
+                  f"{o / t:5.2f}x  steps in: {c}  CPU us/step {oc * 1e6:7.1f} vs {tc * 1e6:7.1f}", flush=True)
     return results
 
 
@@ -350,26 +364,36 @@ def record_versus_sync(results: dict, rounds: int) -> None:
              f"steps each ending env once more per episode); batch_size = num_envs; the two alternate in "
              f"{rounds} rounds of {VERSUS_SECONDS:.1f} s each; medians, env steps/s (one env advancing once; "
              "frames/s are the same, no frame skip).", "",
-             "| env | num_envs | torchpool steps/s | SyncVectorEnv steps/s | ratio | steps in |",
-             "|---|---:|---:|---:|---:|---|"]
-    for (env, num_envs), (ours, theirs, chosen) in results.items():
-        lines.append(f"| {env} | {num_envs} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {chosen} |")
+             "CPU: this process's CPU time per env step (both sides step in it when torchpool steps in the "
+             "caller; a busy host lengthens the wall time of both, their CPU time far less). With workers it "
+             "counts the parent only, so it is not shown.", "",
+             "| env | num_envs | torchpool steps/s | SyncVectorEnv steps/s | ratio | steps in | CPU µs/step, "
+             "torchpool | CPU µs/step, SyncVectorEnv | CPU ratio |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for (env, num_envs), (ours, theirs, chosen, our_cpu, their_cpu) in results.items():
+        cpu = (f"{our_cpu * 1e6:.1f} | {their_cpu * 1e6:.1f} | {their_cpu / our_cpu:.2f}x" if chosen == "caller"
+               else "- | - | -")
+        lines.append(f"| {env} | {num_envs} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {chosen} | "
+                     f"{cpu} |")
     lines += ["", "![python_envs_vs_sync](python_envs_vs_sync.png)", end]
     bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
     envs = list(dict.fromkeys(env for env, _ in results))
     sizes = sorted({n for _, n in results})
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
     width = 0.8 / len(sizes)
-    for k, num_envs in enumerate(sizes):
-        ratios = [results[(env, num_envs)][0] / results[(env, num_envs)][1] if (env, num_envs) in results else 0
-                  for env in envs]
-        ax.bar(np.arange(len(envs)) + k * width, ratios, width, label=f"{num_envs} envs")
-    ax.axhline(1.0, color="k", lw=1, ls="--")
-    ax.set_xticks(np.arange(len(envs)) + width * (len(sizes) - 1) / 2, envs, fontsize=8)
-    ax.set_ylabel("torchpool sync / SyncVectorEnv (steps/s)")
-    ax.set_title(f"{info['cpu']}, {info['cores']} cores")
-    ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
+    panels = (("steps/s: torchpool sync / SyncVectorEnv", lambda r: r[0] / r[1]),
+              ("CPU per env step: SyncVectorEnv / torchpool (caller only)",
+               lambda r: r[4] / r[3] if r[2] == "caller" else 0.0))
+    for ax, (title, ratio) in zip(axes, panels):
+        for k, num_envs in enumerate(sizes):
+            values = [ratio(results[(env, num_envs)]) if (env, num_envs) in results else 0.0 for env in envs]
+            ax.bar(np.arange(len(envs)) + k * width, values, width, label=f"{num_envs} envs")
+        ax.axhline(1.0, color="k", lw=1, ls="--")
+        ax.set_xticks(np.arange(len(envs)) + width * (len(sizes) - 1) / 2, envs, fontsize=8)
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"{info['cpu']}, {info['cores']} cores, load {load[0]:.1f}", fontsize=10)
     fig.tight_layout()
     fig.savefig(HERE / "python_envs_vs_sync.png", dpi=120)
 

@@ -377,3 +377,22 @@ def test_arguments_the_core_would_refuse_are_refused_before_any_process_starts(b
     with pytest.raises((ValueError, TypeError)):
         torchpool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=2, **bad)
     assert time.monotonic() - started < 1.0 and _children() == before
+
+
+def test_ctrl_c_stops_a_call_whose_worker_hangs():
+    # No step timeout: only Ctrl-C can end this call (NOTE [Ctrl-C while workers step]).
+    fn = functools.partial(HangsAtStep, hang_env=1, at=2)
+    with torchpool.make(fn, num_envs=4, num_workers=2, step_timeout=None,
+                        env_kwargs=[{"env_index": i} for i in range(4)]) as pool:
+        pool.reset()
+        pool.step(torch.zeros(4, dtype=torch.int64))
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            pool.step(torch.zeros(4, dtype=torch.int64))
+        waited = time.monotonic() - started
+        timer.join()
+        assert waited < 3.0, f"Ctrl-C took {waited:.1f} s to stop a call whose env hangs"
+        closing = time.monotonic()
+    assert time.monotonic() - closing < 5.0, "close() should end the hung worker"

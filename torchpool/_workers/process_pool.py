@@ -33,7 +33,7 @@ from ..pool import (
     _positive_int,
     draw_seed,
 )
-from . import GYMNASIUM_PREFIX, argument_checks, in_caller, launch, spaces
+from . import GYMNASIUM_PREFIX, argument_checks, in_caller, interrupts, launch, spaces
 from . import worker as worker_script
 from .supervisor import Supervisor
 
@@ -333,8 +333,8 @@ class ProcessPool(Pool):
         self._layout_args = layout_args
         process.init_region(self._region_address, layout_args, ranges)
         # RegionHeader.step_timeout_ms (shared_region.h), for the message of an env past it
-        header = np.ndarray((3,), dtype=np.uint32, buffer=self._region)
-        header[2] = 0 if self.step_timeout is None else min(round(self.step_timeout * 1000), 2**32 - 1)
+        self._header_words = np.ndarray((4,), dtype=np.uint32, buffer=self._region)
+        self._header_words[2] = 0 if self.step_timeout is None else min(round(self.step_timeout * 1000), 2**32 - 1)
         # (request, done) of every env: EnvControl's first two words, 64 bytes apart (NOTE [Step timeout])
         self._control_words = np.ndarray((layout_args[0], 2), dtype=np.uint32, buffer=self._region,
                                          offset=offsets["envs"], strides=(64, 4))
@@ -368,6 +368,7 @@ class ProcessPool(Pool):
         self.action_space = first["action_space"]
         if self._workers:
             self._supervisor = Supervisor(self._workers, self, self.step_timeout)
+            interrupts.listen(self)  # NOTE [Ctrl-C while workers step]
 
     # ---- workers ------------------------------------------------------------
 
@@ -392,6 +393,11 @@ class ProcessPool(Pool):
             pass
         worker.process.kill()
         return False
+
+    def _interrupt_waits(self) -> None:
+        """A Ctrl-C (interrupts.py): RegionHeader.interrupts += 1, NOTE [Ctrl-C while workers step]."""
+        if self._region_fd >= 0:
+            self._header_words[3] += 1
 
     def _unanswered(self) -> list[tuple[int, int]]:
         """(env, request) of each env whose worker has not answered its last request yet."""
@@ -427,6 +433,7 @@ class ProcessPool(Pool):
         self._shut_down_workers()
 
     def _shut_down_workers(self) -> None:
+        interrupts.forget(self)  # before the region is unmapped
         supervisor, self._supervisor = self._supervisor, None
         if supervisor is not None:
             supervisor.stop()  # from here on it starts no process; all it started are in self._workers

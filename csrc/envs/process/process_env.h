@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -187,10 +188,13 @@ class ProcessEnv {
       if (!answered()) fail_unanswered();
       return;
     }
+    const std::atomic<uint32_t>& interrupts = model_->region.header().interrupts;
+    const uint32_t interrupts_before = interrupts.load(std::memory_order_relaxed);
     for (int32_t i = 0; i < model_->info->spin_polls; ++i) {
       if (answered()) return check_same_worker();
       std::this_thread::yield();  // NOTE [Yielding spins]
     }
+    std::chrono::steady_clock::time_point interrupted{};
     while (!answered()) {
       const uint32_t seen = control_->done.load(std::memory_order_relaxed);
       control_->waiting.store(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
@@ -198,9 +202,24 @@ class ProcessEnv {
       futex_wait(control_->done, seen, kLivenessCheckUs);
       if (answered()) break;
       check_worker_alive();
+      // NOTE [Ctrl-C while workers step]: relaxed, only the count matters; a late look costs one slice.
+      if (interrupts.load(std::memory_order_relaxed) != interrupts_before) {
+        const auto now = std::chrono::steady_clock::now();
+        if (interrupted == std::chrono::steady_clock::time_point{}) interrupted = now;
+        if (now - interrupted >= std::chrono::microseconds(kInterruptGraceUs)) give_up_after_interrupt();
+      }
     }
     control_->waiting.store(0, std::memory_order_relaxed);
     check_same_worker();
+  }
+
+  [[noreturn]] void give_up_after_interrupt() {
+    control_->waiting.store(0, std::memory_order_relaxed);
+    lost_answer_ = true;  // its answer, if it ever comes, is for a step the books will not count
+    throw std::runtime_error("env " + std::to_string(id_) + "'s worker process had not answered " +
+                             std::to_string(kInterruptGraceUs / 1000) +
+                             " ms after Ctrl-C (its env may hang; the step_timeout stops it); the env starts a "
+                             "new episode");
   }
 
   // The callback raised before it answered (it catches every exception, so

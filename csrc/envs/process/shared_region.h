@@ -68,7 +68,7 @@ struct alignas(64) RegionHeader {
   uint32_t magic = kMagic;
   std::atomic<uint32_t> shutdown{0};  // parent: workers exit when they see it
   uint32_t step_timeout_ms = 0;       // parent, before any request: the pool's step_timeout (0: none)
-  uint32_t reserved = 0;
+  std::atomic<uint32_t> interrupts{0};  // parent (a Python thread): bumped by each Ctrl-C, NOTE [Ctrl-C while workers step]
   AnswerInCaller answer_in_caller = nullptr;  // parent, before any request: NOTE [Answers in the caller]
 };
 
@@ -79,6 +79,19 @@ struct alignas(64) RegionHeader {
 // plus the env's id (and again once it reaps it), so the envs waiting on that
 // worker say why it died rather than "killed by signal 9".
 inline constexpr int32_t kStoppedForTimeout = 1 << 30;
+
+// NOTE [Ctrl-C while workers step]. The calling thread collects the workers'
+// answers inside the core's call, where no Python signal handler runs, and
+// workers ignore SIGINT: an env stuck in its step would hold Ctrl-C off until
+// the step timeout. So a Python thread of the parent
+// (torchpool/_workers/interrupts.py) hears each SIGINT through Python's
+// signal wake-up fd and bumps `interrupts`. An env waiting for its answer
+// keeps waiting kInterruptGraceUs after it sees the bump (steps under way
+// normally answer within it, and the call then raises KeyboardInterrupt as
+// before); past that it gives the answer up: the step fails (its env resets,
+// NOTE [Lost answers]), the call returns, and Python raises the
+// KeyboardInterrupt it has pending.
+inline constexpr int64_t kInterruptGraceUs = 1000000;
 
 // NOTE [Sleeping across processes]. Futex words in a MAP_SHARED mapping are
 // keyed by their page, not by the address, so the two processes wait and wake

@@ -1,0 +1,73 @@
+"""Hearing Ctrl-C while the calling thread waits inside the core: NOTE [Ctrl-C while workers step].
+
+The note (csrc/envs/process/shared_region.h) says why and what a waiting env
+does with it. Here: one pipe per process, registered as Python's signal
+wake-up fd (Python's C-level handler writes each signal's number to it, from
+whatever the main thread is doing), and one daemon thread reading it that
+bumps ``RegionHeader.interrupts`` of every open pool for each SIGINT.
+
+It is only set up from the main thread (Python's rule for
+``signal.set_wakeup_fd``) and only when no one else holds the wake-up fd (an
+asyncio loop does): then a stuck env delays Ctrl-C until the step timeout, as
+before. Signals other than SIGINT are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import weakref
+from typing import Callable
+
+# Reentrant: building the list of pools may collect an unreachable pool, whose close() calls forget().
+_lock = threading.RLock()
+_listeners: weakref.WeakSet = weakref.WeakSet()  # pools: each has _interrupt_waits()
+_read_fd = -1
+
+
+def listen(pool) -> bool:
+    """Bumps ``pool``'s interrupt count on every Ctrl-C from now on; False where that cannot be arranged."""
+    global _read_fd
+    with _lock:
+        if _read_fd < 0:
+            if threading.current_thread() is not threading.main_thread():
+                return False
+            read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+            os.set_blocking(write_fd, False)  # Python's rule for a wake-up fd
+            try:
+                previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+            except ValueError:
+                os.close(read_fd), os.close(write_fd)
+                return False
+            if previous != -1:  # someone else's (an event loop): theirs to keep
+                signal.set_wakeup_fd(previous)
+                os.close(read_fd), os.close(write_fd)
+                return False
+            _read_fd = read_fd
+            threading.Thread(target=_relay, args=(read_fd,), name="torchpool-ctrl-c", daemon=True).start()
+        _listeners.add(pool)
+        return True
+
+
+def forget(pool) -> None:
+    with _lock:
+        _listeners.discard(pool)
+
+
+def _relay(read_fd: int) -> None:
+    while True:
+        try:
+            data = os.read(read_fd, 512)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        if not data:
+            return
+        if signal.SIGINT in data:
+            with _lock:  # held while bumping: forget() (a pool's close) waits for it, then unmaps
+                for pool in list(_listeners):
+                    interrupt: Callable[[], None] | None = getattr(pool, "_interrupt_waits", None)
+                    if interrupt is not None:
+                        interrupt()
