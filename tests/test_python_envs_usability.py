@@ -326,7 +326,7 @@ def test_the_pool_steps_cheap_envs_in_the_caller_and_costly_ones_in_workers(monk
     from torchpool._workers import process_pool
 
     monkeypatch.setattr(process_pool, "available_cpus", lambda: 2)
-    monkeypatch.setattr(process_pool.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(process_pool, "_runnable_elsewhere", lambda: load)
     with torchpool.make("gymnasium:CartPole-v1", num_envs=4) as pool:
         assert pool.schedule["steps_in"] == "caller" and pool.worker_pids == []
         assert 0 < pool.schedule["measured_step_ns"] < 1e6

@@ -13,7 +13,9 @@ from __future__ import annotations
 import collections
 import functools
 import os
+import statistics
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -55,7 +57,7 @@ _WORKER_SPIN_POLLS = 1000
 # NOTE [Where envs step]: workers pay when a call's env work (num_envs x the
 # median step) is at least this, and this many cores are idle.
 _WORKERS_PAY_ABOVE_NS = 100e3
-# With fewer idle cores (the 1-minute load average, less this process), each
+# With fewer idle cores (threads runnable elsewhere, _runnable_elsewhere), each
 # hand-off waits for a turn of the scheduler, milliseconds on a busy VM: on
 # the 2-core test host at load 6-8, workers lost to the caller even for
 # MuJoCo's Ant and 0.1-2 ms steps (benchmarks/python_envs.py --versus-sync).
@@ -68,6 +70,21 @@ def _checked_step_timeout(step_timeout: float | None) -> float | None:
     if isinstance(step_timeout, bool) or not isinstance(step_timeout, (int, float)) or not step_timeout > 0:
         raise ValueError(f"step_timeout must be a positive number of seconds or None, got {step_timeout!r}")
     return float(step_timeout)
+
+
+def _runnable_elsewhere(samples: int = 5) -> float:
+    """Threads runnable on the machine besides the calling one: the median of a few looks at
+    /proc/loadavg's fourth field (runnable/total), 1 ms apart; the 1-minute load average if unreadable."""
+    try:
+        counts = []
+        for sample in range(samples):
+            if sample:
+                time.sleep(0.001)
+            with open("/proc/loadavg") as loadavg:
+                counts.append(int(loadavg.read().split()[3].split("/")[0]))
+        return max(statistics.median(counts) - 1.0, 0.0)
+    except (OSError, ValueError, IndexError):
+        return max(os.getloadavg()[0] - 1.0, 0.0)
 
 
 def _process_module():
@@ -242,9 +259,12 @@ class ProcessPool(Pool):
     # with no hand-off at all (in_caller.py). "auto" decides from the median
     # step time of a throwaway env (also the one whose seeded reset gives the
     # info keys: no env of the pool is reset), the cores available and the
-    # load average: workers when a call's env work is at least
-    # _WORKERS_PAY_ABOVE_NS and 1.5 cores are idle, else the caller. On an
-    # oversubscribed machine the workers would not get the cores anyway.
+    # threads runnable elsewhere now: workers when a call's env work is at
+    # least _WORKERS_PAY_ABOVE_NS and 1.5 cores are idle, else the caller. On
+    # an oversubscribed machine the workers would not get the cores anyway.
+    # Not the load average: it lags by a minute and counts the workers of
+    # pools closed since (on the 2-core host, CartPole x16 in workers went
+    # from 1.6x the caller to 0.5x within a minute as other work started).
     # benchmarks/python_envs.py --where measures the two against each other.
     # An explicit num_workers means workers.
 
@@ -265,7 +285,7 @@ class ProcessPool(Pool):
         if steps_in == "caller":
             return "caller", None, info
         cores = available_cpus()
-        idle_cores = cores - max(os.getloadavg()[0] - 1.0, 0.0)  # the load counts this process
+        idle_cores = cores - _runnable_elsewhere()
         workers_pay = (cores >= 2 and num_workers >= 2 and idle_cores >= _WORKERS_NEED_IDLE_CORES
                        and cost * num_envs >= _WORKERS_PAY_ABOVE_NS)
         return ("workers" if workers_pay else "caller"), cost, (None if workers_pay else info)
