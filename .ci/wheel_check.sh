@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # CI: builds the CPython 3.11 wheel (tools/build_wheels.sh) of HEAD, installs it
 # into a fresh venv and runs tools/wheel_smoke.py there with no compiler on PATH
-# (register_cpp_env alone gets the system's g++). 11 min 48 s measured on the
-# 2-core host making the toolchain first (2 min of it; then cached in
-# ~/.cache/torchpool/wheel-toolchain): the build ~7 min, the venv ~1 min, the
-# smoke test ~20 s (docs/wheels.md).
+# (register_cpp_env alone gets the system's g++). 3 min 1 s on the 2-core host
+# with the toolchain cached in ~/.cache/torchpool/wheel-toolchain and ccache
+# partly warm (build 125 s, venv ~40 s, smoke test ~10 s); up to 2.5 min more
+# to make the toolchain, about 1 min more from an empty ccache (docs/wheels.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
