@@ -98,7 +98,8 @@ DEFAULT_STEP_TIMEOUT_S = 60.0
 
 
 class ProcessPool(Pool):
-    """``num_envs`` Python envs on ``num_workers`` worker processes, with ``Pool``'s API.
+    """``num_envs`` Python envs, stepped in ``num_workers`` worker processes or in the calling process,
+    with ``Pool``'s API.
 
     Args:
         env_fn: a callable returning a ``gymnasium.Env`` (a function, class,
@@ -109,8 +110,6 @@ class ProcessPool(Pool):
         num_envs, batch_size, seed, autoreset, pin_memory: as for ``Pool``.
         num_workers: worker processes, default ``available_cpus()`` (at most
             ``num_envs``); envs are split between them in contiguous runs.
-        env_kwargs: a list of ``num_envs`` dicts: env ``i`` is built with
-            ``env_fn(**kwargs, **env_kwargs[i])``.
         env_kwargs: keyword arguments of the env constructor: a dict for
             every env, or a list of ``num_envs`` dicts (env ``i`` is built with
             ``env_fn(**kwargs, **env_kwargs[i])``).
@@ -125,8 +124,13 @@ class ProcessPool(Pool):
             unknown keyword raises ``TypeError`` before any process starts
             (with "did you mean" for a near-miss of torchpool's own arguments).
 
-    ``info``: the numeric entries (numbers and numeric arrays) of env 0's
-    ``info`` at a seeded reset made by ``make()`` become extras of every step
+        steps_in: ``"auto"`` (default), ``"caller"`` or ``"workers"``: where the
+            envs step (NOTE [Where envs step]; ``schedule["steps_in"]`` says
+            what "auto" chose). ``num_workers`` given means ``"workers"``.
+
+    ``info``: the numeric entries (numbers and numeric arrays) of the
+    ``info`` of an extra env built like env 0, reset with ``seed`` by ``make()``
+    and closed (no env of the pool is reset), become extras of every step
     (``info_keys``; an entry missing at a later step reads 0); the others are
     dropped, named once in a warning. Every env must have env 0's spaces.
     A worker process that dies is restarted; its envs raise ``EnvError`` and

@@ -7,13 +7,15 @@ start without torch, so it imports nothing of the ``torchpool`` package and
 loads the compiled ``torchpool._process`` from the path it is given.
 
 The control socket carries only the start: the parent's ``sys.path`` (and a
-probe seed: reset the first env once, to report its ``info``), the pickled
-env constructors, and then the shared region (a memfd, passed as a file
+probe seed: reset an extra env built like the first, to report its
+``info``), the pickled env constructors and the parent's registrations, and
+then the shared region (a memfd, passed as a file
 descriptor) with its layout. From then on every request and answer
 goes through the region (csrc/envs/process/shared_region.h): this loop asks
 ``WorkerChannel.take()`` for requests, writes each answer into NumPy views of
 the region and publishes it with ``finish()`` (or ``fail()`` with the
-traceback). It exits when the pool shuts down or its parent process dies.
+traceback). It exits when the pool shuts down or its parent process dies
+(NOTE [Workers die with their parent]).
 """
 
 import importlib.util
