@@ -9,16 +9,16 @@
 # glibc-2.28 sysroot. Its headers are Debian 11's glibc 2.31 (libc6-dev); its
 # shared libraries are link-time stubs of glibc 2.28 that zig generates (the
 # `ziglang` wheel), so no symbol can bind to a newer glibc. libstdc++ is
-# linked statically (libgcc_s stays shared: one unwinder per process, which
-# exceptions crossing modules need); zlib is built from Debian's source as a static, PIC
-# library and linked into _atari; libmujoco stays out of the wheel (the
-# modules find the `mujoco` wheel's copy through the rpath $ORIGIN/../mujoco).
+# linked statically (libgcc too, where CMakeLists.txt asks: the modules);
+# zlib is built from Debian's source as a static, PIC library and linked into
+# _atari; libmujoco stays out of the wheel (the modules find the `mujoco`
+# wheel's copy through the rpath $ORIGIN/../mujoco).
 # `auditwheel repair --plat manylinux_2_28_x86_64` then checks and tags it.
 #
 # The toolchain is made once and cached in $TORCHPOOL_WHEEL_TOOLCHAIN
-# (default ~/.cache/torchpool/wheel-toolchain): ~80 MB, 2-3 minutes, and
-# it needs PyPI and deb.debian.org. Each wheel then builds in 7-8 minutes on
-# two cores (ALE dominates). Needs: git, g++ (GCC 10 or newer), curl, gpgv,
+# (default ~/.cache/torchpool/wheel-toolchain): ~65 MB, 0.5-3 minutes, and
+# it needs PyPI and deb.debian.org. Each wheel then builds in 2.5-3 minutes
+# on two cores (less with ccache warm). Needs: git, g++ (GCC 10 or newer), curl, gpgv,
 # xz, dpkg-deb and make; each Python as python3.X on PATH or under pyenv.
 set -euo pipefail
 
@@ -272,7 +272,7 @@ EOF
   rm -rf "$TOOLCHAIN" && mv "$staging" "$TOOLCHAIN"
 }
 
-# The Python the toolchain's own venv runs on: any supported one will do.
+# Prints the path of a CPython X.Y: python3.X on PATH, else one under pyenv.
 find_python() {
   local version=$1 candidate
   for candidate in "$(command -v "python$version" 2>/dev/null || true)" "$HOME"/.pyenv/versions/"$version".*/bin/"python$version"; do
@@ -282,6 +282,7 @@ find_python() {
   done
   return 1
 }
+# The toolchain's own venv (auditwheel) runs on any Python 3.
 HOST_PYTHON=$(find_python "${PYTHONS[0]}") || HOST_PYTHON=$(command -v python3) || fail "no python3 on PATH"
 
 expected="$RECIPE $HOST_CXX $("$HOST_CXX" -dumpfullversion)"
@@ -306,7 +307,7 @@ mkdir -p "$WORK/src" && git -C "$REPO" archive "$commit" | tar -x -C "$WORK/src"
 # defines: glibc 2.28 may not (its stubs define everything it has, with versions).
 HOST_GLIBC_SYMBOLS=$WORK/host-glibc-symbols
 for library in libc.so.6 libm.so.6 libpthread.so.0 libdl.so.2 librt.so.1; do
-  nm -D --defined-only "$(gcc -print-file-name="$library")" 2>/dev/null | awk '{print $NF}' | sed 's/@.*//'
+  nm -D --defined-only "$("$HOST_CC" -print-file-name="$library")" 2>/dev/null | awk '{print $NF}' | sed 's/@.*//'
 done | sort -u >"$HOST_GLIBC_SYMBOLS"
 
 check_unversioned() {
