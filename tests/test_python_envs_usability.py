@@ -396,3 +396,23 @@ def test_ctrl_c_stops_a_call_whose_worker_hangs():
         assert waited < 3.0, f"Ctrl-C took {waited:.1f} s to stop a call whose env hangs"
         closing = time.monotonic()
     assert time.monotonic() - closing < 5.0, "close() should end the hung worker"
+
+
+def test_a_pool_whose_core_refuses_it_leaves_no_process_and_no_registry_entry(monkeypatch):
+    """The region registered for the core is forgotten when the core's make fails (here: stubbed to fail)."""
+    from torchpool import _process
+    from torchpool.pool import Pool
+
+    def refuse(self, *args, **kwargs):
+        raise ValueError("the core refused the pool")
+
+    monkeypatch.setattr(Pool, "_open", refuse)
+    before, regions = _children(), _process.registered_regions()
+    for where in ({"steps_in": "workers", "num_workers": 2}, {"steps_in": "caller"}):
+        with pytest.raises(ValueError, match="the core refused the pool"):
+            torchpool.make("gymnasium:CartPole-v1", num_envs=2, **where)
+    assert _process.registered_regions() == regions, "a failed pool left its region in the registry"
+    deadline = time.monotonic() + 5
+    while _children() != before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _children() == before, "a failed pool left worker processes behind"

@@ -383,8 +383,12 @@ class ProcessPool(Pool):
             self._region_address, layout_args, [c.core_field() for c in columns], action.core,
             [(key, spaces._CODES[dtype.name], list(shape)) for key, dtype, shape in extras],
             0 if max_episode_steps is None else max_episode_steps, _STEP_COST_NS, _PARENT_SPIN_POLLS)
-        self._open(process.family_plugin, "Process", {"region": int(key)}, layout_args[0], batch_size, _THREADS, seed,
-                   autoreset, torch.float32, -1, -1, spin_polls, pin_memory, 0)
+        try:
+            self._open(process.family_plugin, "Process", {"region": int(key)}, layout_args[0], batch_size, _THREADS,
+                       seed, autoreset, torch.float32, -1, -1, spin_polls, pin_memory, 0)
+        except BaseException:
+            process.forget_region(int(key))  # a pool that was not made leaves no registry entry behind
+            raise
         self.observation_spec = spaces.observation_spec(first["observation_space"], columns)
         self.action_spec = action.spec
         self._action_dtypes = action.dtypes

@@ -64,6 +64,15 @@ class RegionRegistry {
     regions_.erase(it);
     return info;
   }
+  // A pool whose making failed forgets its region (the Model may have taken it already: then false).
+  bool forget(int64_t key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return regions_.erase(key) != 0;
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return regions_.size();
+  }
 
  private:
   std::mutex mutex_;
@@ -76,7 +85,7 @@ struct ProcessModel {
   Region region;
 
   explicit ProcessModel(const Config& config)
-      : info(RegionRegistry::instance().take(static_cast<int64_t>(config.number("region")))),
+      : info(RegionRegistry::instance().take(config.integer("region"))),
         region(info->base, info->layout) {}
 
   EnvSpec spec(Dtype) const { return info->spec; }
