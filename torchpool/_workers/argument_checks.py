@@ -16,7 +16,8 @@ from __future__ import annotations
 import difflib
 import inspect
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # Gymnasium's own ids: every worker has them without being told.
 _GYMNASIUM_ENTRY_POINTS = "gymnasium."

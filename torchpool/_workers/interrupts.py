@@ -18,7 +18,7 @@ import os
 import signal
 import threading
 import weakref
-from typing import Callable
+from collections.abc import Callable
 
 # Reentrant: building the list of pools may collect an unreachable pool, whose close() calls forget().
 _lock = threading.RLock()

@@ -54,8 +54,8 @@ _THREADS = 1
 # benchmarks/python_envs.py --spins compares settings.
 _PARENT_SPIN_POLLS = 1000
 _WORKER_SPIN_POLLS = 1000
-# NOTE [Where envs step]: workers pay when a call's env work (num_envs x the
-# median step) is at least this, and this many cores are idle.
+# Workers pay when a call's env work (num_envs x the median step) is at least
+# this, and this many cores are idle (NOTE [Where envs step], ProcessPool).
 _WORKERS_PAY_ABOVE_NS = 100e3
 # With fewer idle cores (threads runnable elsewhere, _runnable_elsewhere), each
 # hand-off waits for a turn of the scheduler, milliseconds on a busy VM: on

@@ -59,7 +59,9 @@ def receive_message(sock: socket.socket, with_fds: bool = False):
 
 
 def register_parents_ids(registrations: dict, wanted: str) -> bool:
-    """NOTE [Registrations]. A worker is a fresh interpreter: it knows
+    """Enters the parent's registrations matching ``wanted`` that this worker lacks; True if any.
+
+    NOTE [Registrations]. A worker is a fresh interpreter: it knows
     Gymnasium's own ids, not those the parent registered (by importing a
     package such as minigrid, or its own ``gymnasium.register``). The parent
     sends its other registrations (``{id: pickled EnvSpec}``, each pickled
@@ -276,7 +278,9 @@ def serve(process, channel, region: memoryview, plan: dict, envs: list | None, b
 
 
 def die_with_parent(parent: int, by_signal: bool) -> None:
-    """NOTE [Workers die with their parent]. However the parent ends (SIGKILL
+    """Makes this process end with its parent.
+
+    NOTE [Workers die with their parent]. However the parent ends (SIGKILL
     included) and whatever this process is doing (stuck in an env's step
     included), it ends too: the kernel sends SIGKILL when the thread that
     started it exits (PR_SET_PDEATHSIG; asked for only where that thread lives

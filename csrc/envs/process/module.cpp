@@ -114,8 +114,9 @@ PYBIND11_MODULE(_process, m) {
     return RegionRegistry::instance().add(std::move(info));
   });
 
-  m.def("forget_region", [](int64_t key) { return RegionRegistry::instance().forget(key); },
-        "a pool whose making failed forgets the region it registered (false: the Model had taken it)");
+  m.def(
+      "forget_region", [](int64_t key) { return RegionRegistry::instance().forget(key); },
+      "a pool whose making failed forgets the region it registered (false: the Model had taken it)");
   m.def("registered_regions", [] { return RegionRegistry::instance().size(); }, "regions no pool has taken (tests)");
 
   py::class_<WorkerChannel>(m, "WorkerChannel")

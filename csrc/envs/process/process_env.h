@@ -85,8 +85,7 @@ struct ProcessModel {
   Region region;
 
   explicit ProcessModel(const Config& config)
-      : info(RegionRegistry::instance().take(config.integer("region"))),
-        region(info->base, info->layout) {}
+      : info(RegionRegistry::instance().take(config.integer("region"))), region(info->base, info->layout) {}
 
   EnvSpec spec(Dtype) const { return info->spec; }
 
@@ -141,7 +140,7 @@ class ProcessEnv {
     outstanding_ = true;
     begun_reset_ = reset;
     if (model_->region.header().answer_in_caller != nullptr) return;  // NOTE [Answers in the caller]
-    worker_->doorbell.fetch_add(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
+    worker_->doorbell.fetch_add(1, std::memory_order_seq_cst);        // NOTE [Sleeping across processes]
     if (worker_->sleeping.load(std::memory_order_seq_cst) != 0) futex_wake(worker_->doorbell);
   }
 
@@ -211,7 +210,8 @@ class ProcessEnv {
       futex_wait(control_->done, seen, kLivenessCheckUs);
       if (answered()) break;
       check_worker_alive();
-      // NOTE [Ctrl-C while workers step]: relaxed, only the count matters; a late look costs one slice.
+      // Relaxed (NOTE [Ctrl-C while workers step], shared_region.h): only the count matters; a late look costs one
+      // slice.
       if (interrupts.load(std::memory_order_relaxed) != interrupts_before) {
         const auto now = std::chrono::steady_clock::now();
         if (interrupted == std::chrono::steady_clock::time_point{}) interrupted = now;
