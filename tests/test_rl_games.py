@@ -177,3 +177,20 @@ def test_ppo_on_cartpole_improves_the_return(tmp_path):
     assert len(scores) > 100, f"only {len(scores)} games finished"
     assert last > 100 and last > 3 * first, (
         f"the return did not rise: first 50 games average {first:.1f}, last 50 {last:.1f} ({len(scores)} games)")
+
+
+def test_only_the_atari_family_gets_atari_scores():
+    # A Python env whose info has Atari's extras' names (game_over never set, raw_reward 100 a step): its
+    # scores are its own rewards, 1 a step, and its episodes end with it.
+    from atari_named_info_env import LENGTH, AtariNamedInfoEnv
+
+    env = RlGamesVecEnv("torchpool", 2, env_id=AtariNamedInfoEnv, device="cpu", num_workers=1)
+    try:
+        env.reset()
+        for t in range(LENGTH):
+            _, _, dones, infos = env.step(torch.zeros(2, dtype=torch.int64))
+            assert np.array_equal(infos["scores"], np.full(2, t + 1.0)), (
+                f"step {t}: scores {infos['scores']}: a non-Atari env was scored by its info's raw_reward")
+        assert dones.all() and "lives" not in infos
+    finally:
+        env.close()

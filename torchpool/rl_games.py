@@ -143,11 +143,12 @@ class RlGamesVecEnv:
         keys = td.keys()
         terminated, truncated, done = td["terminated"], td["truncated"], td["done"]
 
-        unclipped = td["raw_reward"] if "raw_reward" in keys else td["reward"]
+        atari = self._pool.family == "Atari"  # by family, not by extras' names a Python env may share
+        unclipped = td["raw_reward"] if atari else td["reward"]
         self._scores += unclipped.numpy()
         scores = self._scores.copy()
         infos: dict[str, Any] = {"time_outs": self._to_device(truncated & ~terminated), "scores": scores}
-        if "game_over" in keys:
+        if atari:
             # Atari: the game's real end (with episodic life an episode, a
             # life, can end before it), or the time limit cutting it.
             game_over = td["game_over"].numpy() | (done.numpy() & truncated.numpy())
