@@ -1,28 +1,44 @@
 #!/usr/bin/env bash
-# CI: builds the CPython 3.11 wheel (tools/build_wheels.sh) of HEAD, installs it
-# into a fresh venv and runs tools/wheel_smoke.py there with no compiler on PATH
-# (register_cpp_env alone gets the system's g++). 3 min 1 s on the 2-core host
-# with the toolchain cached in ~/.cache/torchpool/wheel-toolchain and ccache
-# partly warm (build 125 s, venv ~40 s, smoke test ~10 s); up to 2.5 min more
-# to make the toolchain, about 1 min more from an empty ccache (docs/wheels.md).
+# CI: builds the CPython 3.11 and 3.13 wheels (tools/build_wheels.sh) of HEAD, then installs each into a fresh
+# venv and runs tools/wheel_smoke.py there with no compiler on PATH (register_cpp_env alone gets the system's
+# g++), for the range pyproject.toml claims (docs/wheels.md, "Tested range"):
+#   3.11 + torch 2.13.0 (CPU, from this disk) + the newest torchrl
+#   3.13 + torch 2.13.0 (PyPI's CUDA build: the only one for 3.13; it runs on the CPU)
+#   3.11 + torch 2.11.0 + torchrl 0.12.0, tensordict 0.12.4 (the oldest we claim: the GPU machine's pairing)
+# WHEEL_CHECK_QUICK=1 runs the first alone. About 3 min for the first, 6-8 for all (2 cores; the CUDA
+# builds of torch are ~3 GB each, ~30 s to fetch here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/torchpool-wheel-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-commit=$(git rev-parse HEAD)  # the wheel and the smoke test's C++ env both come from it
-tools/build_wheels.sh --python 3.11 --out "$work/dist" --ref "$commit"
-wheel=$(ls "$work"/dist/torchpool-*-cp311-*.whl)
+combos=("3.11 torch==2.13.0" "3.13 torch==2.13.0" "3.11 torch==2.11.0 torchrl==0.12.0 tensordict==0.12.4")
+[ "${WHEEL_CHECK_QUICK:-0}" = 1 ] && combos=("${combos[0]}")
+pythons=$(for combo in "${combos[@]}"; do echo "${combo%% *}"; done | sort -u)
 
-python=$(command -v python3.11 || ls "$HOME"/.pyenv/versions/3.11.*/bin/python3.11 | tail -1)
-"$python" -m venv "$work/venv"
-"$work/venv/bin/pip" install -q --disable-pip-version-check torch==2.13.0
-"$work/venv/bin/pip" install -q --disable-pip-version-check "$wheel[mujoco,atari,dmc,torchrl]"
-
-# From outside the checkout (its torchpool/ must not shadow the wheel), with
-# only the venv on PATH; the C++ env is the wheel's commit's.
+commit=$(git rev-parse HEAD)  # the wheels and the smoke test's C++ env all come from it
+# shellcheck disable=SC2046  # one --python per version
+tools/build_wheels.sh $(for v in $pythons; do echo --python "$v"; done) --out "$work/dist" --ref "$commit"
 git show "$commit:examples/cpp_env/my_cartpole.h" >"$work/my_cartpole.h"
-cd "$work"
-env -i HOME="$HOME" LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" PATH="$work/venv/bin" \
-  "$work/venv/bin/python" "$repo/tools/wheel_smoke.py" --cxx "$(command -v g++)" --header "$work/my_cartpole.h"
+
+for index in "${!combos[@]}"; do
+  read -r version pins <<<"${combos[$index]}"
+  tag="cp${version/./}"
+  wheel=$(ls "$work"/dist/torchpool-*-"$tag"-*.whl)
+  # pyenv's own interpreter first: its shim answers `command -v` even where that version is not selected
+  python=$(ls "$HOME"/.pyenv/versions/"$version".*/bin/python"$version" 2>/dev/null | tail -1)
+  [ -n "$python" ] || python=$(command -v "python$version")
+  venv="$work/venv-$index-$tag"  # no '=' in it: env would take the path for an assignment
+  echo "== smoke test: Python $version, $pins"
+  "$python" -m venv "$venv"
+  # shellcheck disable=SC2086  # pins: one requirement per word
+  "$venv/bin/pip" install -q --disable-pip-version-check $pins
+  # shellcheck disable=SC2086
+  "$venv/bin/pip" install -q --disable-pip-version-check "$wheel[mujoco,atari,dmc,torchrl]" $pins
+  "$venv/bin/python" -c "import sys, torch, torchrl; print('   Python', sys.version.split()[0], 'torch', torch.__version__,
+    'torchrl', torchrl.__version__)"
+  # From outside the checkout (its torchpool/ must not shadow the wheel), with only the venv on PATH.
+  (cd "$work" && env -i HOME="$HOME" LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" PATH="$venv/bin" \
+    "$venv/bin/python" "$repo/tools/wheel_smoke.py" --cxx "$(command -v g++)" --header "$work/my_cartpole.h")
+done

@@ -380,9 +380,11 @@ def test_arguments_the_core_would_refuse_are_refused_before_any_process_starts(b
 
 
 def test_ctrl_c_stops_a_call_whose_worker_hangs():
-    # No step timeout: only Ctrl-C can end this call (NOTE [Ctrl-C while workers step]).
+    # Only Ctrl-C can end this call in time (NOTE [Ctrl-C while workers step]); the step timeout, far off,
+    # only keeps a broken Ctrl-C from hanging the suite (the call would then raise EnvError, not
+    # KeyboardInterrupt, and fail the test).
     fn = functools.partial(HangsAtStep, hang_env=1, at=2)
-    with torchpool.make(fn, num_envs=4, num_workers=2, step_timeout=None,
+    with torchpool.make(fn, num_envs=4, num_workers=2, step_timeout=60,
                         env_kwargs=[{"env_index": i} for i in range(4)]) as pool:
         pool.reset()
         pool.step(torch.zeros(4, dtype=torch.int64))
