@@ -35,7 +35,9 @@ for index in "${!combos[@]}"; do
   # shellcheck disable=SC2086  # pins: one requirement per word
   "$venv/bin/pip" install -q --disable-pip-version-check $pins
   # shellcheck disable=SC2086
-  "$venv/bin/pip" install -q --disable-pip-version-check "$wheel[mujoco,atari,dmc,torchrl]" $pins
+  "$venv/bin/pip" install -q --disable-pip-version-check "$wheel[mujoco,atari,torchrl]" $pins
+  # The Control Suite reads only dm_control's model files: its own needs (labmaze) have no wheel for 3.13.
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps dm_control==1.0.50
   "$venv/bin/python" -c "import sys, torch, torchrl; print('   Python', sys.version.split()[0], 'torch', torch.__version__,
     'torchrl', torchrl.__version__)"
   # From outside the checkout (its torchpool/ must not shadow the wheel), with only the venv on PATH.

@@ -111,7 +111,7 @@ def test_the_cleanrl_variant_is_the_nature_cnn_on_84x84_frames():
     assert cleanrl["network"] == "nature" and (cleanrl["num_envs"], cleanrl["num_steps"]) == (8, 128)
     assert cleanrl["update_epochs"] == 4 and "img_height" not in cleanrl["make_kwargs"]
     assert recipe("Pong-v5")["make_kwargs"]["img_height"] == 42
-    with pytest.raises(ValueError, match="unknown recipe 'fast'; known: \\['bf16', 'cleanrl'\\]"):
+    with pytest.raises(ValueError, match="unknown recipe 'fast'; known: \\['bf16', 'cleanrl', 'gpu'\\]"):
         recipe("Pong-v5", "fast")
     with pytest.raises(ValueError, match="recipe 'cleanrl' has no settings for 'CartPole-v1'"):
         recipe("CartPole-v1", "cleanrl")
