@@ -178,3 +178,12 @@ def dict_action_env():
     env = FailingEnv()
     env.action_space = spaces.Dict({"a": spaces.Discrete(2)})
     return env
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

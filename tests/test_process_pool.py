@@ -23,14 +23,6 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pr
 MODES = {"same_step": gymnasium.vector.AutoresetMode.SAME_STEP, "next_step": gymnasium.vector.AutoresetMode.NEXT_STEP}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _as_numpy(value):
     if isinstance(value, torch.Tensor):
         return value.numpy()
@@ -235,7 +227,7 @@ def test_a_dying_worker_is_an_env_error_then_restarted(how):
         assert td["observation"].flatten().tolist() == [4.0, 4.0, 1.0, 1.0]
         after = pool.worker_pids
         assert after[0] == before[0] and after[1] != before[1]
-        assert not _alive(before[1])
+        assert not python_envs.alive(before[1])
 
 
 def test_a_worker_killed_from_outside_while_idle_fails_its_envs_once():
@@ -287,7 +279,7 @@ def test_close_ends_a_replacement_whose_constructor_hangs(tmp_path):
     started = time.monotonic()
     pool.close()
     assert time.monotonic() - started < 5
-    assert not _alive(first) and not _alive(replacement)
+    assert not python_envs.alive(first) and not python_envs.alive(replacement)
 
 
 def test_workers_are_restarted_when_their_pidfds_are_numbered_past_1024():
@@ -409,7 +401,7 @@ def test_wrong_actions_are_refused_naming_the_problem():
 
 
 def _leftovers(pids):
-    return [pid for pid in pids if _alive(pid)]
+    return [pid for pid in pids if python_envs.alive(pid)]
 
 
 def test_close_and_garbage_collection_leave_no_process_or_memory_behind():

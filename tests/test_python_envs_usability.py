@@ -66,14 +66,6 @@ class HangsAtStep(gymnasium.Env):
         return np.full(1, self.steps, np.float32), 1.0, False, False, {}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _children() -> set[int]:
     with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as children:
         return {int(pid) for pid in children.read().split()}
@@ -217,9 +209,9 @@ def test_a_step_past_step_timeout_is_an_env_error_and_its_worker_restarts():
             raised.value.messages[1]
         assert pool.schedule["step_timeouts"] == 1
         deadline = time.monotonic() + 2  # killed; reaped by the supervisor soon after
-        while _alive(before[0]) and time.monotonic() < deadline:
+        while python_envs.alive(before[0]) and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert not _alive(before[0])
+        assert not python_envs.alive(before[0])
         while pool.schedule["restarts"] == 0 and time.monotonic() < deadline + 5:  # a request sent meanwhile fails
             time.sleep(0.01)
         # The pool goes on: the stopped worker's envs start new episodes in its replacement (env 0, which
@@ -272,9 +264,9 @@ def test_workers_die_with_their_parent_even_in_a_step(in_thread):
     pids = [int(pid) for pid in result.stdout.split()]
     assert len(pids) == 2
     deadline = time.monotonic() + 5
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(python_envs.alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not [pid for pid in pids if _alive(pid)], "worker processes outlived their parent"
+    assert not [pid for pid in pids if python_envs.alive(pid)], "worker processes outlived their parent"
 
 
 # ---- 2. a start in a second --------------------------------------------------
