@@ -375,6 +375,13 @@ def test_ctrl_c_stops_a_call_whose_worker_hangs():
     # Only Ctrl-C can end this call in time (NOTE [Ctrl-C while workers step]); the step timeout, far off,
     # only keeps a broken Ctrl-C from hanging the suite (the call would then raise EnvError, not
     # KeyboardInterrupt, and fail the test).
+    # An earlier test's asyncio loop (the notebooks') may have left Python's signal wake-up fd pointing at
+    # itself, and the pool then leaves Ctrl-C to Python alone: where no pool has listened yet, this test
+    # starts from no wake-up fd, as a script does.
+    from torchpool._workers import interrupts
+
+    if interrupts._read_fd < 0:
+        signal.set_wakeup_fd(-1)
     fn = functools.partial(HangsAtStep, hang_env=1, at=2)
     with torchpool.make(fn, num_envs=4, num_workers=2, step_timeout=60,
                         env_kwargs=[{"env_index": i} for i in range(4)]) as pool:

@@ -262,7 +262,14 @@ class ProcessEnv {
       if (pid_ <= 0) return;
       if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
         if (errno != ECHILD) return;
-        how = "its exit status was collected elsewhere";  // reaped, but not by the supervisor (it bumps generation)
+        // The supervisor records the status and bumps the generation before it reaps: reaped between the
+        // generation's check above and this waitid, the worker's status is the recorded one.
+        if (worker_->generation.load(std::memory_order_acquire) != generation_) {
+          const int32_t status = worker_->exit_status.load(std::memory_order_acquire);
+          if (status < kStoppedForTimeout) how = describe_status(status);
+        } else {
+          how = "its exit status was collected elsewhere";  // reaped, and not by the supervisor
+        }
       } else if (info.si_pid == 0) {
         return;  // still running
       } else {
