@@ -17,6 +17,7 @@ import python_envs
 import torch
 
 import torchpool
+from torchpool._workers.process_pool import ProcessPool
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process pools need Linux")
 
@@ -204,8 +205,18 @@ def test_a_python_exception_is_an_env_error_and_the_env_resets():
         assert pool.step(torch.zeros(4, dtype=torch.int64))["observation"].flatten().tolist() == [1.0] * 4
 
 
-@pytest.mark.parametrize("how", ["exit", "kill", "segfault"])
-def test_a_dying_worker_is_an_env_error_then_restarted(how):
+# A slow restart: the next step's requests are sent while no process serves the dead worker's envs (the
+# replacement must answer them; the reaped pid must not be taken for its server).
+@pytest.mark.parametrize("how, restart_delay", [("exit", 0), ("kill", 0), ("segfault", 0), ("exit", 0.3)])
+def test_a_dying_worker_is_an_env_error_then_restarted(how, restart_delay, monkeypatch):
+    if restart_delay:
+        start_worker = ProcessPool._start_worker
+
+        def slow_start(self, index):
+            time.sleep(restart_delay)
+            return start_worker(self, index)
+
+        monkeypatch.setattr(ProcessPool, "_start_worker", slow_start)
     fn = functools.partial(python_envs.DyingEnv, how=how, fail_at=2, only_env=2)  # the first of its worker
     with torchpool.make(fn, num_envs=4, num_workers=2, env_kwargs=[{"env_index": i} for i in range(4)]) as pool:
         before = pool.worker_pids

@@ -2,6 +2,7 @@
 not ask for, the parent's registrations in the workers, a hung env stopped, workers that die with their
 parent, and a start without torch in the workers."""
 
+import asyncio
 import functools
 import os
 import signal
@@ -371,17 +372,7 @@ def test_arguments_the_core_would_refuse_are_refused_before_any_process_starts(b
     assert time.monotonic() - started < 1.0 and _children() == before
 
 
-def test_ctrl_c_stops_a_call_whose_worker_hangs():
-    # Only Ctrl-C can end this call in time (NOTE [Ctrl-C while workers step]); the step timeout, far off,
-    # only keeps a broken Ctrl-C from hanging the suite (the call would then raise EnvError, not
-    # KeyboardInterrupt, and fail the test).
-    # An earlier test's asyncio loop (the notebooks') may have left Python's signal wake-up fd pointing at
-    # itself, and the pool then leaves Ctrl-C to Python alone: where no pool has listened yet, this test
-    # starts from no wake-up fd, as a script does.
-    from torchpool._workers import interrupts
-
-    if interrupts._read_fd < 0:
-        signal.set_wakeup_fd(-1)
+def _ctrl_c_stops_a_hung_call():
     fn = functools.partial(HangsAtStep, hang_env=1, at=2)
     with torchpool.make(fn, num_envs=4, num_workers=2, step_timeout=60,
                         env_kwargs=[{"env_index": i} for i in range(4)]) as pool:
@@ -397,6 +388,25 @@ def test_ctrl_c_stops_a_call_whose_worker_hangs():
         assert waited < 3.0, f"Ctrl-C took {waited:.1f} s to stop a call whose env hangs"
         closing = time.monotonic()
     assert time.monotonic() - closing < 5.0, "close() should end the hung worker"
+
+
+def test_ctrl_c_stops_a_call_whose_worker_hangs():
+    # Only Ctrl-C can end this call in time (NOTE [Ctrl-C while workers step]); the step timeout, far off,
+    # only keeps a broken Ctrl-C from hanging the suite (the call would then raise EnvError, not
+    # KeyboardInterrupt, and fail the test). An earlier test's live asyncio loop may hold Python's signal
+    # wake-up fd (the pool then leaves Ctrl-C to the step timeout): this test starts as a script does.
+    signal.set_wakeup_fd(-1)
+    _ctrl_c_stops_a_hung_call()
+
+
+def test_ctrl_c_is_heard_after_an_event_loop_that_handled_it_closed():
+    # The loop takes the wake-up fd from the pools' pipe and, closing, leaves none: later pools take it back.
+    with torchpool.make("gymnasium:CartPole-v1", num_envs=2, num_workers=2) as pool:
+        pool.reset()
+    loop = asyncio.new_event_loop()
+    loop.add_signal_handler(signal.SIGINT, lambda: None)
+    loop.close()
+    _ctrl_c_stops_a_hung_call()
 
 
 def test_a_pool_whose_core_refuses_it_leaves_no_process_and_no_registry_entry(monkeypatch):

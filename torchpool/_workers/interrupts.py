@@ -24,30 +24,45 @@ from collections.abc import Callable
 _lock = threading.RLock()
 _listeners: weakref.WeakSet = weakref.WeakSet()  # pools: each has _interrupt_waits()
 _read_fd = -1
+_write_fd = -1
 
 
 def listen(pool) -> bool:
     """Bumps ``pool``'s interrupt count on every Ctrl-C from now on; False where that cannot be arranged."""
-    global _read_fd
+    global _read_fd, _write_fd
     with _lock:
-        if _read_fd < 0:
-            if threading.current_thread() is not threading.main_thread():
+        if threading.current_thread() is threading.main_thread():
+            if _read_fd < 0:
+                read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+                os.set_blocking(write_fd, False)  # Python's rule for a wake-up fd
+                if not _claim_wakeup_fd(write_fd):
+                    os.close(read_fd), os.close(write_fd)
+                    return False
+                _read_fd, _write_fd = read_fd, write_fd
+                threading.Thread(target=_relay, args=(read_fd,), name="torchpool-ctrl-c", daemon=True).start()
+            elif not _claim_wakeup_fd(_write_fd):
                 return False
-            read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
-            os.set_blocking(write_fd, False)  # Python's rule for a wake-up fd
-            try:
-                previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-            except ValueError:
-                os.close(read_fd), os.close(write_fd)
-                return False
-            if previous != -1:  # someone else's (an event loop): theirs to keep
-                signal.set_wakeup_fd(previous)
-                os.close(read_fd), os.close(write_fd)
-                return False
-            _read_fd = read_fd
-            threading.Thread(target=_relay, args=(read_fd,), name="torchpool-ctrl-c", daemon=True).start()
+        elif _read_fd < 0:
+            return False
         _listeners.add(pool)
         return True
+
+
+def _claim_wakeup_fd(write_fd: int) -> bool:
+    """Makes ``write_fd`` Python's signal wake-up fd unless someone else holds it.
+
+    Checked on every listen(), not once: an asyncio loop that took the
+    wake-up fd after ours and then closed leaves none (it restores -1, not
+    ours), and Ctrl-C would then go unheard by every later pool.
+    """
+    try:
+        previous = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except ValueError:
+        return False
+    if previous not in (-1, write_fd):  # someone else's (an event loop): theirs to keep
+        signal.set_wakeup_fd(previous)
+        return False
+    return True
 
 
 def forget(pool) -> None:

@@ -80,6 +80,9 @@ PYBIND11_MODULE(_process, m) {
   m.def("mark_worker_dead", [](uintptr_t address, const LayoutArgs& args, size_t w, int32_t status) {
     WorkerControl& worker = Region(pointer(address), layout_of(args)).worker(w);
     worker.exit_status.store(status, std::memory_order_release);
+    // No process serves the worker until its replacement starts (set_worker_pid): an env that sends a request
+    // meanwhile must not take the reaped pid for the one that will answer (process_env.h, check_worker_alive).
+    worker.pid.store(0, std::memory_order_release);
     worker.generation.fetch_add(1, std::memory_order_acq_rel);
   });
   m.def("shut_down", [](uintptr_t address, const LayoutArgs& args) {

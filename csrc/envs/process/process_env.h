@@ -245,12 +245,12 @@ class ProcessEnv {
   // An answer from a replacement of the worker the request was sent to (its
   // "restarted since the last reset") may come before this env checks the
   // worker it waited on: the death is what the env reports.
-  void check_same_worker() const {
+  void check_same_worker() {
     if (worker_->generation.load(std::memory_order_acquire) != generation_) check_worker_alive();
   }
 
   // Throws when the worker that was sent the request has died.
-  void check_worker_alive() const {
+  void check_worker_alive() {
     std::string how;
     if (worker_->generation.load(std::memory_order_acquire) != generation_) {
       const int32_t status = worker_->exit_status.load(std::memory_order_acquire);
@@ -259,6 +259,7 @@ class ProcessEnv {
 #if defined(__linux__)
       siginfo_t info{};
       // WNOWAIT: look without reaping; the supervisor reaps and restarts it.
+      if (pid_ <= 0) pid_ = worker_->pid.load(std::memory_order_acquire);  // sent while the replacement started
       if (pid_ <= 0) return;
       if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
         if (errno != ECHILD) return;
