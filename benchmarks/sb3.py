@@ -18,8 +18,16 @@ interleaved rounds (the systems' order rotates each round):
 
 frames/s = steps/s but for Pong, whose agent step is 4 emulator frames.
 
+``--python-envs`` asks one narrower question (issue 47): does SB3 step a
+Python env (``"gymnasium:<id>"``, the process family, which chooses where the
+envs step) at least as fast through ``torchpool.sb3.make_vec_env`` as through
+its own ``DummyVecEnv``? Both sides alternate in each round, at 4, 8 and 16
+envs, and the CPU time per env step (which a shared host disturbs least) is
+shown beside the wall rate.
+
     python benchmarks/sb3.py --record
     python benchmarks/sb3.py --ppo-tasks CartPole-v1          # the quick one
+    python benchmarks/sb3.py --python-envs --record           # SB3 over gymnasium: ids
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
 from stable_baselines3 import PPO
@@ -173,6 +182,102 @@ def ppo_rate(model: PPO, timer: StepTimer, timesteps: int) -> tuple[float, float
     return (model.num_timesteps - before) / elapsed, timer.seconds / elapsed
 
 
+PYTHON_ENVS = ("CartPole-v1", "LunarLander-v3")
+PYTHON_SECONDS = 1.5  # per system and turn
+
+
+def timed_with_cpu(envs: VecEnv, actions: list[np.ndarray], seconds: float) -> tuple[float, float]:
+    """(env steps/s, this process's CPU seconds per env step) of ``envs.step`` over ``seconds``, after a warm-up."""
+    for action in actions[:20]:
+        envs.step(action)
+    calls, wall, cpu = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < seconds:
+        envs.step(actions[calls % len(actions)])
+        calls += 1
+    steps = calls * envs.num_envs
+    return steps / (time.perf_counter() - wall), (time.process_time() - cpu) / steps
+
+
+def python_envs(sizes: list[int], rounds: int) -> dict:
+    """{(env, num_envs): {"torchpool": [(rate, cpu)], "DummyVecEnv": [...], "steps_in": str}}; each VecEnv made
+    anew each turn (the pool chooses where its envs step when it is made)."""
+    results = {}
+    for env_id in PYTHON_ENVS:
+        for n in sizes:
+            row: dict[str, Any] = {"torchpool": [], "DummyVecEnv": []}
+            space = gymnasium.make(env_id).action_space
+            space.seed(0)
+            actions = [np.stack([space.sample() for _ in range(n)]) for _ in range(64)]
+            for r in range(rounds):
+                for system in ("torchpool", "DummyVecEnv") if r % 2 == 0 else ("DummyVecEnv", "torchpool"):
+                    if system == "torchpool":
+                        envs = torchpool.sb3.make_vec_env(f"gymnasium:{env_id}", n_envs=n, seed=0)
+                        row["steps_in"] = envs.pool.schedule["steps_in"]
+                    else:
+                        # The same env on both sides: SB3 makes its envs with render_mode="rgb_array" (for
+                        # VecVideoRecorder), with which LunarLander steps 2.5x slower (it keeps its particles).
+                        envs = sb3_make_vec_env(env_id, n_envs=n, seed=0, vec_env_cls=DummyVecEnv,
+                                                env_kwargs={"render_mode": None})
+                    envs.reset()
+                    try:
+                        row[system].append(timed_with_cpu(envs, actions, PYTHON_SECONDS))
+                    finally:
+                        envs.close()
+            results[(env_id, n)] = row
+            ours, theirs = (statistics.median(rate for rate, _ in row[s]) for s in ("torchpool", "DummyVecEnv"))
+            print(f"{env_id:15s} {n:3d} envs  torchpool {ours:10,.0f}  DummyVecEnv {theirs:10,.0f}  "
+                  f"{ours / theirs:5.2f}x  steps in: {row['steps_in']}", flush=True)
+    return results
+
+
+def record_python_envs(results: dict, rounds: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    info = bench.machine(("stable_baselines3", "gymnasium", "Box2D"))
+    load = os.getloadavg()
+    begin, end = "<!-- sb3-python-envs:begin -->", "<!-- sb3-python-envs:end -->"
+    lines = [begin, "## Stable-Baselines3 over Python envs: `VecEnv.step` against DummyVecEnv "
+             "(`benchmarks/sb3.py --python-envs`)", "",
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
+             f"{info['ram']}; {info['os']}; {info['versions']}; load average at the end {load[0]:.1f} / "
+             f"{load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min).",
+             "`torchpool.sb3.make_vec_env(\"gymnasium:<id>\")` (the process family; it chooses where the envs "
+             "step) against SB3's `make_vec_env(<id>, vec_env_cls=DummyVecEnv, env_kwargs={\"render_mode\": "
+             "None})` (the same env: SB3's default render_mode \"rgb_array\" slows LunarLander 2.5x), both "
+             "Monitor-wrapped, seed 0, "
+             f"random actions drawn before the timed loop; the two alternate in {rounds} rounds of "
+             f"{PYTHON_SECONDS:g} s each, made anew each turn; medians, env steps/s. CPU: this process's CPU time "
+             "per env step (both sides step in it when torchpool steps in the caller).", "",
+             "| env | num_envs | torchpool steps/s | DummyVecEnv steps/s | ratio | steps in | CPU µs/step, "
+             "torchpool | CPU µs/step, DummyVecEnv | CPU ratio |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+    ratios_by_size: dict[int, list[float]] = {}
+    for (env_id, n), row in results.items():
+        ours, theirs = (statistics.median(rate for rate, _ in row[s]) for s in ("torchpool", "DummyVecEnv"))
+        our_cpu, their_cpu = (statistics.median(cpu for _, cpu in row[s]) for s in ("torchpool", "DummyVecEnv"))
+        ratios_by_size.setdefault(n, []).append(ours / theirs)
+        cpu = (f"{our_cpu * 1e6:.1f} | {their_cpu * 1e6:.1f} | {their_cpu / our_cpu:.2f}x"
+               if row["steps_in"] == "caller" else "- | - | -")
+        lines.append(f"| {env_id} | {n} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {row['steps_in']} "
+                     f"| {cpu} |")
+    lines += ["", "![sb3_python_envs](sb3_python_envs.png)", end]
+    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    sizes = sorted(ratios_by_size)
+    bench.grouped_bars(ax, [f"{n} envs" for n in sizes],
+                       {env_id: [statistics.median(r for r, _ in results[(env_id, n)]["torchpool"])
+                                 / statistics.median(r for r, _ in results[(env_id, n)]["DummyVecEnv"])
+                                 for n in sizes] for env_id in PYTHON_ENVS})
+    ax.axhline(1.0, color="k", lw=1, ls="--")
+    ax.set_ylabel("VecEnv.step rate: torchpool / DummyVecEnv")
+    ax.set_title(f"SB3 over gymnasium: ids; {info['cpu']}, {info['cores']} cores", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(HERE / "sb3_python_envs.png", dpi=120)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--num-envs", type=int, default=8)
@@ -181,7 +286,16 @@ def main() -> None:
     parser.add_argument("--ppo-tasks", default=",".join(PPO_TASKS),
                         help=f"comma-separated PPO learn() tasks among {', '.join(PPO_TASKS)} (default all)")
     parser.add_argument("--record", action="store_true", help="write the RESULTS.md section and sb3.png")
+    parser.add_argument("--python-envs", action="store_true",
+                        help="only VecEnv.step over gymnasium: ids against DummyVecEnv (its own section)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16], help="num_envs for --python-envs")
     args = parser.parse_args()
+    if args.python_envs:
+        torch.set_num_threads(1)
+        results = python_envs(args.sizes, args.rounds)
+        if args.record:
+            record_python_envs(results, args.rounds)
+        return
     args.ppo_tasks = [PPO_TASKS[name] for name in args.ppo_tasks.split(",")]
     torch.set_num_threads(1)  # small networks: a second thread only contends with the envs
     n = args.num_envs

@@ -56,7 +56,7 @@ _PARENT_SPIN_POLLS = 1000
 _WORKER_SPIN_POLLS = 1000
 # Workers pay when a call's env work (num_envs x the median step) is at least
 # this, and this many cores are idle (NOTE [Where envs step], ProcessPool).
-_WORKERS_PAY_ABOVE_NS = 100e3
+_WORKERS_PAY_ABOVE_NS = 30e3
 # With fewer idle cores (threads runnable elsewhere, _runnable_elsewhere), each
 # hand-off waits for a turn of the scheduler, milliseconds on a busy VM: on
 # the 2-core test host at load 6-8, workers lost to the caller even for
