@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI: builds the CPython 3.11, 3.12 and 3.13 wheels (tools/build_wheels.sh) of HEAD, then installs each into a
 # fresh venv and runs tools/wheel_smoke.py there with no compiler on PATH (register_cpp_env alone gets the
-# system's g++), for the range pyproject.toml claims (docs/wheels.md, "Tested range"):
+# system's g++), for the range pyproject.toml claims (docs/wheels.md, "The smoke test"):
 #   3.11 + torch 2.13.0 (CPU, from this disk) + the newest torchrl
 #   3.13 + torch 2.13.0 (PyPI's CUDA build: the only one for 3.13; it runs on the CPU)
 #   3.11 + torch 2.11.0 + torchrl 0.12.0, tensordict 0.12.4 (the oldest we claim)
