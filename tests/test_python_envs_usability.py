@@ -181,6 +181,29 @@ def test_minigrid_ids_registered_by_an_import_work_in_the_workers():
     reference.close()
 
 
+def test_gymnasium_robotics_ids_registered_by_an_import_step_in_the_workers_as_in_gymnasium():
+    gymnasium_robotics = pytest.importorskip("gymnasium_robotics")
+    gymnasium.register_envs(gymnasium_robotics)  # the parent's registry alone knows the id
+    env_id = "PointMaze_UMaze-v3"  # (its Fetch tasks fail in Gymnasium itself under mujoco 4.0.0)
+    references = [gymnasium.make(env_id) for _ in range(2)]
+    actions = np.random.default_rng(0).uniform(-1, 1, (30, 2, 2)).astype(np.float32)
+    with torchpool.make(f"gymnasium:{env_id}", num_envs=2, num_workers=2, seed=3) as pool:
+        assert pool.schedule["steps_in"] == "workers"
+        td = pool.reset()
+        expected = [env.reset(seed=3 + i)[0] for i, env in enumerate(references)]
+        for step in range(len(actions) + 1):
+            for i, obs in enumerate(expected):
+                for key, value in obs.items():
+                    ours = td["observation", key][i].numpy()
+                    np.testing.assert_array_equal(ours, value.astype(ours.dtype), err_msg=f"{key}, step {step}")
+            if step == len(actions):
+                break
+            td = pool.step(torch.from_numpy(actions[step]))
+            expected = [env.step(actions[step][i])[0] for i, env in enumerate(references)]
+    for env in references:
+        env.close()
+
+
 def test_an_id_no_process_registered_names_what_to_import():
     with pytest.raises(gymnasium.error.NameNotFound, match="importing the package that registers it.*"
                                                            "'gymnasium:<module>:<id>'"):
