@@ -249,13 +249,19 @@ class ProcessEnv {
     if (worker_->generation.load(std::memory_order_acquire) != generation_) check_worker_alive();
   }
 
+  // Whether the supervisor has recorded the death of the worker the request was sent to; if so, `how` is its
+  // exit status (left empty for a worker it killed for the step timeout: check_worker_alive says so).
+  bool death_recorded(std::string& how) const {
+    if (worker_->generation.load(std::memory_order_acquire) == generation_) return false;
+    const int32_t status = worker_->exit_status.load(std::memory_order_acquire);
+    if (status < kStoppedForTimeout) how = describe_status(status);
+    return true;
+  }
+
   // Throws when the worker that was sent the request has died.
   void check_worker_alive() {
     std::string how;
-    if (worker_->generation.load(std::memory_order_acquire) != generation_) {
-      const int32_t status = worker_->exit_status.load(std::memory_order_acquire);
-      if (status < kStoppedForTimeout) how = describe_status(status);
-    } else {
+    if (!death_recorded(how)) {
 #if defined(__linux__)
       siginfo_t info{};
       // WNOWAIT: look without reaping; the supervisor reaps and restarts it.
@@ -264,13 +270,8 @@ class ProcessEnv {
       if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
         if (errno != ECHILD) return;
         // The supervisor records the status and bumps the generation before it reaps: reaped between the
-        // generation's check above and this waitid, the worker's status is the recorded one.
-        if (worker_->generation.load(std::memory_order_acquire) != generation_) {
-          const int32_t status = worker_->exit_status.load(std::memory_order_acquire);
-          if (status < kStoppedForTimeout) how = describe_status(status);
-        } else {
-          how = "its exit status was collected elsewhere";  // reaped, and not by the supervisor
-        }
+        // first look and this waitid, the worker's status is the recorded one.
+        if (!death_recorded(how)) how = "its exit status was collected elsewhere";  // reaped, not by the supervisor
       } else if (info.si_pid == 0) {
         return;  // still running
       } else {

@@ -68,8 +68,8 @@ struct alignas(64) RegionHeader {
   uint32_t magic = kMagic;
   std::atomic<uint32_t> shutdown{0};  // parent: workers exit when they see it
   uint32_t step_timeout_ms = 0;       // parent, before any request: the pool's step_timeout (0: none)
-  std::atomic<uint32_t> interrupts{
-      0};  // parent (a Python thread): bumped by each Ctrl-C, NOTE [Ctrl-C while workers step]
+  // parent (a Python thread): bumped by each Ctrl-C, NOTE [Ctrl-C while workers step]
+  std::atomic<uint32_t> interrupts{0};
   AnswerInCaller answer_in_caller = nullptr;  // parent, before any request: NOTE [Answers in the caller]
 };
 
