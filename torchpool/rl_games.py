@@ -125,6 +125,7 @@ class RlGamesVecEnv:
                 "last_action": gymnasium.spaces.Box(low=0, high=self.action_space.n, shape=(), dtype=int),
             })
         self._has_lives = has_lives
+        self._atari = self._pool.family == "Atari"  # by family, not by extras' names a Python env may share
         self._scores = np.zeros(num_actors, dtype=np.float64)  # unclipped return of each running game
         self._counts_lives = False  # set by reset()
         self._next_seed: int | None = None
@@ -143,12 +144,11 @@ class RlGamesVecEnv:
         keys = td.keys()
         terminated, truncated, done = td["terminated"], td["truncated"], td["done"]
 
-        atari = self._pool.family == "Atari"  # by family, not by extras' names a Python env may share
-        unclipped = td["raw_reward"] if atari else td["reward"]
+        unclipped = td["raw_reward"] if self._atari else td["reward"]
         self._scores += unclipped.numpy()
         scores = self._scores.copy()
         infos: dict[str, Any] = {"time_outs": self._to_device(truncated & ~terminated), "scores": scores}
-        if atari:
+        if self._atari:
             # Atari: the game's real end (with episodic life an episode, a
             # life, can end before it), or the time limit cutting it.
             game_over = td["game_over"].numpy() | (done.numpy() & truncated.numpy())
