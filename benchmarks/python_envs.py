@@ -288,18 +288,6 @@ def modes(num_envs: int, rounds: int) -> None:
 VERSUS_SECONDS = 1.5
 
 
-def timed_with_cpu(step: Callable[[int], int], seconds: float, warmup: float = 0.2) -> tuple[float, float]:
-    """(env steps/s, this process's CPU seconds per env step): the second is what a busy host disturbs least
-    (it counts this process's work, not the time it waited for a core), and all of the work where the envs
-    step in this process."""
-    timed(step, warmup, warmup=0.0)
-    wall, cpu, steps, i = time.perf_counter(), time.process_time(), 0, 0
-    while time.perf_counter() - wall < seconds:
-        steps += step(i)
-        i += 1
-    return steps / (time.perf_counter() - wall), (time.process_time() - cpu) / steps
-
-
 def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
     """torchpool sync against SyncVectorEnv: {(env, num_envs): (ours, theirs, steps_in, our cpu, their cpu)}."""
     results = {}
@@ -314,7 +302,7 @@ def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
                 for name, make in turns if r % 2 == 0 else turns[::-1]:
                     step, close = make(env, num_envs)
                     try:
-                        rate, cpu_per_step = timed_with_cpu(step, VERSUS_SECONDS)
+                        rate, cpu_per_step = bench.timed_with_cpu(step, VERSUS_SECONDS)
                     finally:
                         close()
                     (ours if name == "ours" else theirs).append(rate)

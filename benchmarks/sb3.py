@@ -186,16 +186,12 @@ PYTHON_ENVS = ("CartPole-v1", "LunarLander-v3")
 PYTHON_SECONDS = 1.5  # per system and turn
 
 
-def timed_with_cpu(envs: VecEnv, actions: list[np.ndarray], seconds: float) -> tuple[float, float]:
-    """(env steps/s, this process's CPU seconds per env step) of ``envs.step`` over ``seconds``, after a warm-up."""
-    for action in actions[:20]:
-        envs.step(action)
-    calls, wall, cpu = 0, time.perf_counter(), time.process_time()
-    while time.perf_counter() - wall < seconds:
-        envs.step(actions[calls % len(actions)])
-        calls += 1
-    steps = calls * envs.num_envs
-    return steps / (time.perf_counter() - wall), (time.process_time() - cpu) / steps
+def stepper(envs: VecEnv, actions: list[np.ndarray]) -> Callable[[int], int]:
+    """``step(i)``: ``envs.step`` with the i-th of ``actions`` (cycling); returns the env steps made."""
+    def step(i: int) -> int:
+        envs.step(actions[i % len(actions)])
+        return envs.num_envs
+    return step
 
 
 def python_envs(sizes: list[int], rounds: int) -> dict:
@@ -220,7 +216,7 @@ def python_envs(sizes: list[int], rounds: int) -> dict:
                                                 env_kwargs={"render_mode": None})
                     envs.reset()
                     try:
-                        row[system].append(timed_with_cpu(envs, actions, PYTHON_SECONDS))
+                        row[system].append(bench.timed_with_cpu(stepper(envs, actions), PYTHON_SECONDS))
                     finally:
                         envs.close()
             results[(env_id, n)] = row
@@ -254,23 +250,21 @@ def record_python_envs(results: dict, rounds: int) -> None:
              "| env | num_envs | torchpool steps/s | DummyVecEnv steps/s | ratio | steps in | CPU µs/step, "
              "torchpool | CPU µs/step, DummyVecEnv | CPU ratio |",
              "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
-    ratios_by_size: dict[int, list[float]] = {}
+    ratio = {}  # (env, num_envs) -> torchpool's rate / DummyVecEnv's, medians
     for (env_id, n), row in results.items():
         ours, theirs = (statistics.median(rate for rate, _ in row[s]) for s in ("torchpool", "DummyVecEnv"))
         our_cpu, their_cpu = (statistics.median(cpu for _, cpu in row[s]) for s in ("torchpool", "DummyVecEnv"))
-        ratios_by_size.setdefault(n, []).append(ours / theirs)
+        ratio[(env_id, n)] = ours / theirs
         cpu = (f"{our_cpu * 1e6:.1f} | {their_cpu * 1e6:.1f} | {their_cpu / our_cpu:.2f}x"
                if row["steps_in"] == "caller" else "- | - | -")
-        lines.append(f"| {env_id} | {n} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {row['steps_in']} "
+        lines.append(f"| {env_id} | {n} | {ours:,.0f} | {theirs:,.0f} | {ratio[(env_id, n)]:.2f}x | {row['steps_in']} "
                      f"| {cpu} |")
     lines += ["", "![sb3_python_envs](sb3_python_envs.png)", end]
     bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
     fig, ax = plt.subplots(figsize=(7, 3.8))
-    sizes = sorted(ratios_by_size)
+    sizes = sorted({n for _, n in ratio})
     bench.grouped_bars(ax, [f"{n} envs" for n in sizes],
-                       {env_id: [statistics.median(r for r, _ in results[(env_id, n)]["torchpool"])
-                                 / statistics.median(r for r, _ in results[(env_id, n)]["DummyVecEnv"])
-                                 for n in sizes] for env_id in PYTHON_ENVS})
+                       {env_id: [ratio[(env_id, n)] for n in sizes] for env_id in PYTHON_ENVS})
     ax.axhline(1.0, color="k", lw=1, ls="--")
     ax.set_ylabel("VecEnv.step rate: torchpool / DummyVecEnv")
     ax.set_title(f"SB3 over gymnasium: ids; {info['cpu']}, {info['cores']} cores", fontsize=9)
