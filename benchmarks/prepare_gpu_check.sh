@@ -41,7 +41,7 @@ ale_version=$(sed -n 's/^set(TORCHPOOL_ALE_VERSION "\([^"]*\)").*/\1/p' CMakeLis
 mujoco_version=$(grep -o '"mujoco==[^"]*"' pyproject.toml | head -1 | tr -d '"' | cut -d= -f3)  # build-system's
 dm_control_version=$(grep -o '"dm_control==[^"]*"' pyproject.toml | head -1 | tr -d '"' | cut -d= -f3)
 if [ -z "$ale_version" ] || [ -z "$mujoco_version" ] || [ -z "$dm_control_version" ]; then
-  echo "cannot read the ALE and MuJoCo pins from CMakeLists.txt and pyproject.toml" >&2
+  echo "cannot read the ALE, MuJoCo and dm_control pins from CMakeLists.txt and pyproject.toml" >&2
   exit 1
 fi
 
