@@ -71,6 +71,26 @@ def test_action_of_wrong_dtype(cartpole):
         torchpool.make("Pendulum-v1", num_envs=2).step(torch.zeros(2, 1, dtype=torch.int64))
 
 
+def test_numpy_actions_are_checked_as_tensors_are(cartpole):
+    # NumPy actions have a fast path of their own (Pool._coerce_action): only right ones take it.
+    with pytest.raises(ValueError, match=r"action must have shape \(4,\).*got \(3,\)"):
+        cartpole.step(np.zeros(3, dtype=np.int64))
+    with pytest.raises(TypeError, match="action dtype must be one of .*got torch.float32"):
+        cartpole.step(np.zeros(4, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"action 2 for env 1 is not a valid index in \[0, 2\)"):
+        cartpole.step(np.array([0, 2, 0, 0]))
+    read_only = np.ones(4, dtype=np.int64)
+    read_only.flags.writeable = False
+    strided = np.ones(8, dtype=np.int64)[::2]
+    # Right ones, on either path, step exactly as the same actions given as tensors.
+    with torchpool.make("CartPole-v1", num_envs=4) as reference:
+        cartpole.reset(seed=[0, 1, 2, 3])
+        reference.reset(seed=[0, 1, 2, 3])
+        for action in (np.ones(4, dtype=np.int64), np.zeros(4, dtype=np.int32), read_only, strided):
+            want = reference.step(torch.tensor(action, dtype=torch.int64))["observation"]
+            assert torch.equal(cartpole.step(action)["observation"], want), f"{action.dtype} {action.flags}"
+
+
 @pytest.mark.parametrize("bad", [2, -1])
 def test_discrete_action_out_of_range(cartpole, bad):
     action = torch.zeros(4, dtype=torch.int64)

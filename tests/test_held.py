@@ -34,6 +34,20 @@ def test_any_reference_the_user_keeps_makes_it_held(hold):
     assert not watch.held(), f"the {hold}, dropped, still counts"
 
 
+def test_arrays_watched_also_are_held_while_the_user_keeps_them_or_a_view():
+    watch = watched()
+    arrays = {key: leaf.numpy() for key, leaf in watch.tensordict.items()}
+    watch.watch_also(array for array in arrays.values())
+    assert not watch.held(), "the owner's own arrays count as held"
+    kept = arrays["a"]
+    assert watch.held(), "a kept array is not seen"
+    del kept
+    kept = arrays["b"][1:]
+    assert watch.held(), "a NumPy view of an array is not seen"
+    del kept
+    assert not watch.held(), "the arrays, dropped, still count"
+
+
 def test_memory_moved_by_share_memory_is_never_reusable_again():
     watch = watched()
     watch.tensordict.share_memory_()

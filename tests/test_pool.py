@@ -163,6 +163,39 @@ def test_held_outputs_are_never_overwritten():
         assert torch.equal(held_slice, held_slice_copy)
 
 
+@pytest.mark.parametrize("hold", ["array", "numpy slice", "dict"])
+def test_held_step_arrays_are_never_overwritten_and_dropped_ones_reused(hold):
+    with torchpool.make("CartPole-v1", num_envs=4) as pool, torchpool.make("CartPole-v1", num_envs=4) as twin:
+        pool.reset()
+        twin.reset()
+        action = torch.ones(4, dtype=torch.int64)
+        arrays = pool.step_arrays(action)
+        expected = twin.step(action)
+        assert set(arrays) == set(expected.keys()) and all(
+            np.array_equal(arrays[key], expected[key].numpy()) for key in arrays), "not the step's batch"
+        kept = {"array": lambda a: a["observation"], "numpy slice": lambda a: a["observation"][1:],
+                "dict": lambda a: a}[hold](arrays)
+        snapshot = np.array(kept["observation"] if hold == "dict" else kept)  # a copy: holds nothing
+        del arrays
+        for _ in range(10):
+            pool.step_arrays(action)
+        now = kept["observation"] if hold == "dict" else kept
+        assert np.array_equal(now, snapshot), f"a held {hold} was overwritten"
+        del now
+        del kept
+        pool.step_arrays(action)
+        buffers = [block.data.data_ptr() for block in pool._home]
+        for _ in range(20):
+            pool.step_arrays(action)
+        assert [block.data.data_ptr() for block in pool._home] == buffers, "dropped arrays' buffers are not reused"
+
+
+def test_step_arrays_refuses_async_pools_by_name():
+    with torchpool.make("CartPole-v1", num_envs=4, batch_size=2) as pool:
+        with pytest.raises(ValueError, match=r"step_arrays\(\) steps every env at once: this pool is async"):
+            pool.step_arrays(torch.ones(4, dtype=torch.int64))
+
+
 def test_a_loop_that_drops_its_outputs_allocates_nothing():
     with torchpool.make("CartPole-v1", num_envs=4) as pool:
         pool.reset()

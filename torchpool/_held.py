@@ -52,7 +52,7 @@ tests/test_storage_use_count.py.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import torch
@@ -110,6 +110,17 @@ class HeldWatch:
         # Without torch's use count no view can be seen: a baseline nothing equals keeps it held.
         self._storage_counts = self._storage_uses() if _storage_use_count is not None else object()
         return self
+
+    def watch_also(self, views: Iterable[object]) -> HeldWatch:
+        """Counts ``views`` too (objects made from the leaves after the watch: NumPy arrays of them) and
+        takes the baselines again: call only when nobody but the owner holds anything of this memory, and
+        pass a generator (a list the caller keeps would count as a holder in the baselines).
+
+        A NumPy array of a leaf holds that tensor, so the leaf's count already sees the array; a user holding
+        the array itself (or a NumPy view of it, which holds the array) is seen by the array's own count.
+        """
+        self._counted = (*self._counted, *views)
+        return self.arm()
 
     def held(self) -> bool:
         """Whether anyone but the watch references the TensorDict, a leaf, a storage or a view of its memory.

@@ -97,6 +97,16 @@ def _column_views(data: torch.Tensor, layout: list, rows: int) -> dict[str, Any]
     return views
 
 
+def _arrays_and_dicts(arrays: dict[str, Any]):
+    """Every array and dict of ``_Buffer.arrays()``: a caller may keep any of them. A generator, so that no
+    container of them is alive when the watch takes its baselines (it would count as a holder)."""
+    yield arrays
+    for value in arrays.values():
+        yield value
+        if isinstance(value, dict):
+            yield from value.values()
+
+
 class _Buffer:
     """One caller-owned output buffer (a ring block or the reset buffer) and its tensor views.
 
@@ -104,7 +114,7 @@ class _Buffer:
     ring reuse] in torchpool/_held.py for when a buffer may be written again.
     """
 
-    __slots__ = ("data", "_watch", "_held", "_address")
+    __slots__ = ("data", "_watch", "_held", "_address", "_arrays")
 
     def __init__(self, nbytes: int, layout: list, rows: int, pin: bool):
         from tensordict import TensorDict
@@ -114,6 +124,20 @@ class _Buffer:
                                 anchors=[self.data]).arm()
         self._held = self._watch.held  # bound once: asked before every write, on the hot path
         self._address = self.data.data_ptr()
+        self._arrays: dict[str, Any] | None = None  # made by the first arrays()
+
+    def arrays(self) -> dict[str, Any]:
+        """NumPy views of the columns, as the TensorDict's keys (named fields: a dict), made once.
+
+        Called only right after a call filled this buffer, when nobody but the pool holds it: the watch
+        then counts the arrays too (a user holding one holds the buffer) from that baseline.
+        """
+        if self._arrays is None:
+            self._arrays = {key: value.numpy() if isinstance(value, torch.Tensor)
+                            else {field: leaf.numpy() for field, leaf in value.items()}
+                            for key, value in self._watch.tensordict.items()}
+            self._watch.watch_also(_arrays_and_dicts(self._arrays))
+        return self._arrays
 
     @property
     def tensordict(self) -> TensorDict:
@@ -284,6 +308,24 @@ class Pool:
                     "use send()/recv(), or step(action, env_id)")
             self.send(action, env_id)
             return self.recv()
+        return self._step_block(action).tensordict
+
+    def step_arrays(self, action: Any) -> dict[str, Any]:
+        """Sync pools: ``step(action)`` with the batch as NumPy arrays, not a TensorDict.
+
+        Returns ``{key: ndarray [num_envs, *shape]}`` with the TensorDict's keys
+        (named observation fields: a dict of arrays), views of the same memory
+        under the same rule (NOTE [Output ring reuse]): arrays the caller still
+        holds are never written again. For adapters that hand NumPy on (SB3):
+        it skips building a dict from the TensorDict and one ``.numpy()`` per key.
+        """
+        if self.is_async:
+            raise ValueError(f"step_arrays() steps every env at once: this pool is async "
+                             f"(batch_size={self.batch_size} < num_envs={self.num_envs})")
+        return self._step_block(action).arrays()
+
+    def _step_block(self, action: Any) -> _Buffer:
+        """The body of a sync step: the buffer the batch landed in."""
         core = self._core
         if core is None:
             raise RuntimeError("the pool is closed")
@@ -296,7 +338,7 @@ class Pool:
         if self._handed_out[block]:
             self._reclaim(core, block)
         self._handed_out[block] = True  # NOTE [Interrupt-safe bookkeeping]
-        return core.step(action.data_ptr(), _CODES[action.dtype], 0).tensordict
+        return core.step(action.data_ptr(), _CODES[action.dtype], 0)
 
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queues one action per env in ``env_id`` (default: all) and returns at once."""
@@ -693,6 +735,12 @@ class Pool:
         if (action.__class__ is torch.Tensor and action.shape == expected and action.dtype in self._action_dtypes
                 and action.is_cpu and action.is_contiguous()):
             return action
+        # The NumPy adapters' hot path (SB3, Gymnasium's vector env): a contiguous array of the right shape
+        # and dtype is used in place. (A read-only one goes the long way: from_numpy would warn of it.)
+        if action.__class__ is np.ndarray and action.flags.c_contiguous and action.flags.writeable:
+            tensor = torch.from_numpy(action)
+            if tensor.shape == expected and tensor.dtype in self._action_dtypes:
+                return tensor
         if not isinstance(action, torch.Tensor):
             if isinstance(action, np.ndarray):
                 action = torch.from_numpy(action)

@@ -506,6 +506,6 @@ def _raises_interrupts_from_the_caller(name: str):
     return call
 
 
-for _name in ("reset", "step", "send", "recv", "send_into", "step_into", "step_into_trusted", "recv_into",
-              "async_reset"):
+for _name in ("reset", "step", "step_arrays", "send", "recv", "send_into", "step_into", "step_into_trusted",
+              "recv_into", "async_reset"):
     setattr(ProcessPool, _name, _raises_interrupts_from_the_caller(_name))
