@@ -224,6 +224,88 @@ def test_torch_outputs():
         assert not torch.equal(info["final_obs"], obs) and (info["final_obs"][:, 1] > 0.2).all(), info["final_obs"]
 
 
+def _as_numpy(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.numpy()
+    if isinstance(value, tuple):
+        return tuple(_as_numpy(item) for item in value)
+    if hasattr(value, "items"):  # a dict or a TensorDict
+        return {key: _as_numpy(item) for key, item in value.items()}
+    return value
+
+
+def _assert_equal(where: str, got: Any, want: Any) -> None:
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), f"{where}: {got} against {want}"
+        for i, (mine, theirs) in enumerate(zip(got, want)):
+            _assert_equal(f"{where}[{i}]", mine, theirs)
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), f"{where}: keys {list(got)} against {list(want)}"
+        for key in want:
+            _assert_equal(f"{where}[{key!r}]", got[key], want[key])
+    elif isinstance(want, np.ndarray) and want.dtype == object:  # final_obs: an env's observation or None
+        for i, (mine, theirs) in enumerate(zip(got, want)):
+            _assert_equal(f"{where}[{i}]", mine, theirs)
+    else:
+        assert (got is None) == (want is None), f"{where}: {got} against {want}"
+        if want is not None:
+            assert np.asarray(got).dtype == np.asarray(want).dtype and np.array_equal(got, want), (
+                f"{where}: {got} against {want}")
+
+
+def _object_rows(batch: Any, rows: np.ndarray) -> np.ndarray:
+    """torch outputs' batch of final observations laid out as NumPy outputs give them (SyncVectorEnv's): an
+    object array of each ended env's own observation, None elsewhere."""
+    out = np.full(len(rows), None, dtype=object)
+    for i in np.flatnonzero(rows):
+        out[i] = {key: value[i] for key, value in batch.items()} if isinstance(batch, dict) else batch[i]
+    return out
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.DISABLED], ids=lambda m: m.value)
+@pytest.mark.parametrize("env_id, kwargs", [("Pong-v5", {"max_episode_steps": 3}),  # extras: lives, raw_reward, ...
+                                            ("_Probe-v0", {"dict_observation": True, "episode_length": 2})],
+                         ids=["extras", "named fields"])
+def test_numpy_outputs_equal_torch_outputs_step_for_step(env_id, kwargs, mode):
+    # NumPy outputs take their own path (Pool.step_arrays); the torch one reads the TensorDict. The same pool
+    # twice, seeded alike: everything step() and reset() return must agree, info and final_obs included.
+    if env_id == "Pong-v5":
+        pytest.importorskip("ale_py")
+    numpy_env = VectorEnv(env_id, 2, autoreset_mode=mode, seed=3, **kwargs)
+    torch_env = VectorEnv(env_id, 2, autoreset_mode=mode, seed=3, array_type="torch", **kwargs)
+    try:
+        _assert_equal("reset", numpy_env.reset(), _as_numpy(torch_env.reset()))
+        ended = 0
+        for t in range(8):
+            actions = np.stack([numpy_env.single_action_space.sample() for _ in range(2)])
+            if env_id == "_Probe-v0":
+                actions = actions % 50
+            got, want = numpy_env.step(actions), torch_env.step(torch.from_numpy(actions))
+            want = _as_numpy(want)
+            if "final_obs" in want[4]:
+                want[4]["final_obs"] = _object_rows(want[4]["final_obs"], want[4]["_final_obs"])
+            _assert_equal(f"step {t}", got, want)
+            done = got[2] | got[3]
+            ended += int(done.sum())
+            if mode is AutoresetMode.DISABLED and done.any():
+                mask = done.copy()  # where one env ended, the other's row must stay as it was
+                _assert_equal(f"reset after step {t}", numpy_env.reset(options={"reset_mask": mask}),
+                              _as_numpy(torch_env.reset(options={"reset_mask": torch.from_numpy(mask)})))
+        assert ended >= 2, f"only {ended} episode ends: the final infos went untested"
+    finally:
+        numpy_env.close()
+        torch_env.close()
+
+
+def test_numpy_outputs_are_the_callers_own_dict():
+    with VectorEnv("_Probe-v0", 2, dict_observation=True, seed=0) as envs:
+        envs.reset()
+        first = envs.step(np.zeros(2, dtype=np.int64))[0]
+        first.clear()
+        second = envs.step(np.zeros(2, dtype=np.int64))[0]
+        assert list(second) == list(envs.single_observation_space.spaces), "clearing a returned dict changed the next"
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="batch_size"):
         VectorEnv("CartPole-v1", 4, batch_size=2)

@@ -145,9 +145,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = self._pool.action_spec.to_gymnasium()
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
+        self._extra_keys = tuple(self._pool.extra_keys)
         # The latest observation of every env ([N, ...], a view of the pool's
         # output), kept so a partial reset can return the whole batch.
-        self._observation: torch.Tensor | None = None
+        self._observation: Any = None  # a tensor or TensorDict; NumPy arrays (or a dict of them) after a NumPy step
 
     @property
     def pool(self) -> Pool:
@@ -197,7 +198,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if len(ids) == self.num_envs:
             self._observation = td["observation"]
         else:
-            observation = self._observation.clone()
+            observation = self._copy_as_tensors(self._observation)
             observation[ids] = td["observation"]
             self._observation = observation
         rows = torch.zeros(self.num_envs, dtype=torch.bool)
@@ -210,6 +211,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         ``observations [N, ...]``, ``rewards`` float32 ``[N]``, ``terminations``
         and ``truncations`` bool ``[N]``; ``info`` as described in the module docstring.
         """
+        if self.array_type == "numpy":
+            return self._step_arrays(actions)
         td = self._pool.step(actions)
         self._observation = td["observation"]
         info = self._extras_info(td, None)
@@ -235,6 +238,40 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         return f"{type(self).__name__}({self.env_id!r}, num_envs={self.num_envs})"
 
     # ---- internals ------------------------------------------------------------
+
+    def _step_arrays(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """``step()`` for NumPy outputs: the pool's NumPy views (``Pool.step_arrays``), no TensorDict.
+
+        At a few cheap Python envs a TensorDict lookup or a ``.numpy()`` each cost a
+        sizeable share of the call.
+        """
+        columns = self._pool.step_arrays(actions)
+        observation = columns["observation"]
+        if isinstance(observation, dict):
+            observation = dict(observation)  # the caller's own dict: the pool's is reused
+        self._observation = observation
+        # The rest as tensors viewing the same arrays, for the paths shared with array_type="torch".
+        extras = {key: torch.from_numpy(columns[key]) for key in self._extra_keys}
+        info = self._extras_info(extras, None) if extras else {}
+        if self.autoreset_mode is AutoresetMode.SAME_STEP:
+            done = columns["done"]
+            if True in done.tolist():
+                final_observation = columns["final_observation"]
+                final = {"final_observation": {key: torch.from_numpy(value) for key, value in final_observation.items()}
+                         if isinstance(final_observation, dict) else torch.from_numpy(final_observation), **extras}
+                info = self._final_info(final, torch.from_numpy(done)) | info
+        return observation, columns["reward"], columns["terminated"], columns["truncated"], info
+
+    def _copy_as_tensors(self, observation: Any) -> torch.Tensor | TensorDict:
+        """A copy of the kept observations as torch: a NumPy step keeps arrays (named fields: a dict of them)."""
+        if isinstance(observation, np.ndarray):
+            return torch.from_numpy(observation.copy())
+        if isinstance(observation, dict):
+            from tensordict import TensorDict
+
+            return TensorDict({key: torch.from_numpy(value.copy()) for key, value in observation.items()},
+                              batch_size=[self.num_envs])
+        return observation.clone()
 
     def _output(self, tensor: torch.Tensor | TensorDict) -> Any:
         if not isinstance(tensor, torch.Tensor):  # named observation fields: a dict, as a Dict space's batch is

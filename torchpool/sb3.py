@@ -279,21 +279,23 @@ class PoolVecEnv(VecEnv):
         actions, self._actions = self._actions, None
         if actions is None:
             raise RuntimeError("step_wait() without step_async(actions) before it")
-        if actions.__class__ is np.ndarray and actions.flags.c_contiguous and actions.flags.writeable:
-            actions = torch.from_numpy(actions)  # the pool's fast path; it checks dtype and shape
-        # One dict of the columns: a TensorDict lookup costs a microsecond each, a
-        # sizeable share of a cheap env's step.
-        columns = dict(self._pool.step(actions).items())
-        done = columns["done"].numpy()
-        infos = self._extras(columns)
-        for info, terminated, truncated in zip(infos, columns["terminated"].tolist(), columns["truncated"].tolist()):
-            info["TimeLimit.truncated"] = truncated and not terminated
+        # NumPy views of the columns at once: a TensorDict lookup or a .numpy() costs
+        # a microsecond or so each, a sizeable share of a cheap env's step.
+        columns = self._pool.step_arrays(actions)
+        done = columns["done"]
+        terminated, truncated = columns["terminated"].tolist(), columns["truncated"].tolist()
+        if self._extra_keys:
+            infos = self._extras(columns)
+            for info, term, trunc in zip(infos, terminated, truncated):
+                info["TimeLimit.truncated"] = trunc and not term
+        else:
+            infos = [{"TimeLimit.truncated": trunc and not term} for term, trunc in zip(terminated, truncated)]
         ended = [i for i, end in enumerate(done.tolist()) if end]
         if self._games:
-            self._game_returns += columns["raw_reward"].numpy()
+            self._game_returns += columns["raw_reward"]
             self._game_lengths += 1
         if ended:
-            final_observation = self._numpy(columns["final_observation"])
+            final_observation = self._served(columns["final_observation"])
             if self._games:
                 returns, lengths = self._game_returns.tolist(), self._game_lengths.tolist()
                 if self.lengths_in_frames:
@@ -316,7 +318,7 @@ class PoolVecEnv(VecEnv):
                 if self.monitor:
                     info["episode"] = {"r": round(returns[i], 6), "l": lengths[i],
                                        "t": round(time.time() - self._t_start, 6)}
-        return self._numpy(columns["observation"]), columns["reward"].numpy(), done, infos
+        return self._served(columns["observation"]), columns["reward"], done, infos
 
     def close(self) -> None:
         self._pool.close()
@@ -372,11 +374,17 @@ class PoolVecEnv(VecEnv):
     # ---- internals ------------------------------------------------------------
 
     def _numpy(self, observation: Any) -> Any:
-        """NumPy views of a tensor, or a dict of them for named fields (a TensorDict; scalar fields as ``[N, 1]``)."""
+        """A reset's observation (a tensor, or a TensorDict of named fields) as NumPy views, served as a step's."""
         if isinstance(observation, torch.Tensor):
             return observation.numpy()
-        return {key: value.numpy()[:, None] if key in self._scalar_fields else value.numpy()
-                for key, value in observation.items()}
+        return self._served({key: value.numpy() for key, value in observation.items()})
+
+    def _served(self, observation: Any) -> Any:
+        """An observation of ``step_arrays()`` as SB3 takes it: named fields in a dict of the caller's own (the
+        pool's is reused), scalar ones as ``[N, 1]``."""
+        if isinstance(observation, dict):
+            return {key: value[:, None] if key in self._scalar_fields else value for key, value in observation.items()}
+        return observation
 
     def _extras(self, columns: Any) -> list[dict[str, Any]]:
         """One dict per env of the family's extras, as Python numbers (lists for array-valued ones)."""
