@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# CI: builds the CPython 3.11, 3.12 and 3.13 wheels (tools/build_wheels.sh) of HEAD, then installs each into a
+# CI: builds the CPython 3.10 to 3.13 wheels (tools/build_wheels.sh) of HEAD, then installs each into a
 # fresh venv and runs tools/wheel_smoke.py there with no compiler on PATH (register_cpp_env alone gets the
 # system's g++), for the range pyproject.toml claims (docs/wheels.md, "The smoke test"):
 #   3.11 + torch 2.13.0 (CPU, from this disk) + the newest torchrl
-#   3.13 + torch 2.13.0 (PyPI's CUDA build: the only one for 3.13; it runs on the CPU)
+#   3.13 + torch 2.14.1 (PyPI's CUDA build: the only one for 3.13; it runs on the CPU)
+#   3.10 + torch 2.12.1 (CUDA build) + the newest torchrl, on mujoco 3.17.0, 3.10's own pin: "parity"
+#        also runs tests/test_mujoco_parity.py there (Gymnasium's MuJoCo envs on that same mujoco)
 #   3.11 + torch 2.11.0 + torchrl 0.12.0, tensordict 0.12.4 (the oldest we claim)
 #   3.12 + torch 2.11.0 + torchrl 0.12.0, tensordict 0.12.4 (the GPU machine's pairing)
 #   3.12 + torch 2.15.0 + the newest torchrl (the newest torch; "uncapped": this machine's pip config caps
 #        torch at 2.14.1, so that venv's pip reads no config file)
 # Each venv also runs tests/test_storage_use_count.py: HeldWatch's private torch API means what we assume.
-# WHEEL_CHECK_QUICK=1 runs the first alone. About 3 min for the first, 10-12 for all (2 cores; the CUDA
+# WHEEL_CHECK_QUICK=1 runs the first alone. About 3 min for the first, 14-16 for all (2 cores; the CUDA
 # builds of torch are ~3 GB each, ~30 s to fetch here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,8 +19,8 @@ repo=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/torchpool-wheel-check.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-combos=("3.11 torch==2.13.0" "3.13 torch==2.13.0" "3.11 torch==2.11.0 torchrl==0.12.0 tensordict==0.12.4"
-  "3.12 torch==2.11.0 torchrl==0.12.0 tensordict==0.12.4" "3.12 uncapped torch==2.15.0")
+combos=("3.11 torch==2.13.0" "3.13 torch==2.14.1" "3.11 torch==2.11.0 torchrl==0.12.0 tensordict==0.12.4"
+  "3.12 torch==2.11.0 torchrl==0.12.0 tensordict==0.12.4" "3.12 uncapped torch==2.15.0" "3.10 parity torch==2.12.1")
 [ "${WHEEL_CHECK_QUICK:-0}" = 1 ] && combos=("${combos[0]}")
 pythons=$(for combo in "${combos[@]}"; do echo "${combo%% *}"; done | sort -u)
 
@@ -35,6 +37,8 @@ for index in "${!combos[@]}"; do
     pins=${pins#uncapped }
     pip_config=(PIP_CONFIG_FILE=/dev/null)
   fi
+  parity=0
+  [[ $pins == parity* ]] && { pins=${pins#parity }; parity=1; }
   tag="cp${version/./}"
   wheel=$(ls "$work"/dist/torchpool-*-"$tag"-*.whl)
   # pyenv's own interpreter first: its shim answers `command -v` even where that version is not selected
@@ -44,6 +48,9 @@ for index in "${!combos[@]}"; do
   echo "== smoke test: Python $version, $pins"
   "$python" -m venv "$venv"
   pip=(env "${pip_config[@]}" "$venv/bin/pip" install -q --disable-pip-version-check)
+  # A current pip: pyenv 3.10's bundled 23.0.1 picks releases that need a newer Python from a local index,
+  # then builds orjson from source or backtracks for minutes.
+  "${pip[@]}" --upgrade pip
   # shellcheck disable=SC2086  # pins: one requirement per word
   "${pip[@]}" $pins pytest
   # shellcheck disable=SC2086
@@ -56,4 +63,10 @@ for index in "${!combos[@]}"; do
   (cd "$work" && env -i HOME="$HOME" LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" PATH="$venv/bin" \
     "$venv/bin/python" "$repo/tools/wheel_smoke.py" --cxx "$(command -v g++)" --header "$work/my_cartpole.h")
   (cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider test_storage_use_count.py)
+  if [ "$parity" = 1 ]; then
+    # The checkout's tests against the installed wheel: run from $work, so sys.path holds tests/, not the
+    # checkout's torchpool/. imageio: Gymnasium's MuJoCo envs import it.
+    "${pip[@]}" imageio
+    (cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/tests/test_mujoco_parity.py")
+  fi
 done

@@ -38,7 +38,9 @@ tag="cp${python_version/./}"
 
 # The pins the build and the runtime must agree on are read from where the project states them.
 ale_version=$(sed -n 's/^set(TORCHPOOL_ALE_VERSION "\([^"]*\)").*/\1/p' CMakeLists.txt)
-mujoco_version=$(grep -o '"mujoco==[^"]*"' pyproject.toml | head -1 | tr -d '"' | cut -d= -f3)  # build-system's
+# One mujoco pin per Python ("mujoco==4.0.0; python_version >= '3.11'"): the build-system's for this one.
+[ "$python_version" = 3.10 ] && marker="python_version < '3.11'" || marker="python_version >= '3.11'"
+mujoco_version=$(grep -o "\"mujoco==[0-9.]*; $marker\"" pyproject.toml | head -1 | sed 's/^"mujoco==\([0-9.]*\);.*/\1/')
 dm_control_version=$(grep -o '"dm_control==[^"]*"' pyproject.toml | head -1 | tr -d '"' | cut -d= -f3)
 if [ -z "$ale_version" ] || [ -z "$mujoco_version" ] || [ -z "$dm_control_version" ]; then
   echo "cannot read the ALE, MuJoCo and dm_control pins from CMakeLists.txt and pyproject.toml" >&2

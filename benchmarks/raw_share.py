@@ -295,7 +295,7 @@ def main() -> None:
         "env and pool cost on one thread, what this VM's cores lose by running together, and what the pool "
         "loses spreading one batch over the cores (the last three columns, medians).",
         "",
-        f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
         f"- Software: {info['versions']}",
         f"- Command: `python benchmarks/raw_share.py` ({minutes:.1f} min)",

@@ -2,7 +2,7 @@
 # Builds torchpool's manylinux_2_28 x86-64 wheels: one per CPython, from a
 # clean export of a git ref (HEAD unless --ref), into dist/ unless --out.
 #
-#   tools/build_wheels.sh                          # CPython 3.11, 3.12, 3.13
+#   tools/build_wheels.sh                          # CPython 3.10, 3.11, 3.12, 3.13
 #   tools/build_wheels.sh --python 3.11 --out /tmp/wheels
 #
 # The route (docs/wheels.md says why): the host's g++ compiles against a
@@ -24,7 +24,7 @@ set -euo pipefail
 
 usage() {
   sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
-  echo "options: --python X.Y (repeatable; default 3.11 3.12 3.13), --out DIR (default dist),"
+  echo "options: --python X.Y (repeatable; default 3.10 3.11 3.12 3.13), --out DIR (default dist),"
   echo "         --ref GIT_REF (default HEAD), --jobs N (default: the CPU count)"
 }
 
@@ -46,11 +46,9 @@ while [[ $# -gt 0 ]]; do
     *) usage >&2; fail "unknown argument: $1" ;;
   esac
 done
-# 3.10 is refused by the build itself while pyproject.toml pins mujoco 4.0.0,
-# which requires Python 3.11 (docs/wheels.md); it stays accepted for a later pin.
-[[ ${#PYTHONS[@]} -gt 0 ]] || PYTHONS=(3.11 3.12 3.13)
+[[ ${#PYTHONS[@]} -gt 0 ]] || PYTHONS=(3.10 3.11 3.12 3.13)
 for version in "${PYTHONS[@]}"; do
-  [[ $version =~ ^3\.(10|11|12|13)$ ]] || fail "unsupported Python '$version': torchpool's wheels are for CPython 3.11 to 3.13 (3.10 once the mujoco pin allows it)"
+  [[ $version =~ ^3\.(10|11|12|13)$ ]] || fail "unsupported Python '$version': torchpool's wheels are for CPython 3.10 to 3.13"
 done
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 
@@ -327,6 +325,15 @@ built=()
 for version in "${PYTHONS[@]}"; do
   python=$(find_python "$version") || fail "no CPython $version: looked for python$version on PATH and under ~/.pyenv/versions/$version.*"
   tag=cp${version/./}
+  # pip builds from a venv of its own with a current pip: an interpreter's bundled one can be too old to
+  # resolve the build requirements (pyenv's 3.10.13 has pip 23.0.1, whose resolver takes a wheel of
+  # etils that needs Python 3.11 from a local index and then backtracks through every numpy).
+  if ! { "$python" -m venv "$WORK/pip-$tag" && "$WORK/pip-$tag/bin/python" -m pip install -q \
+      --disable-pip-version-check --upgrade pip; } >"$WORK/pip-$tag.log" 2>&1; then
+    tail -20 "$WORK/pip-$tag.log" >&2
+    fail "$tag: cannot make a venv with a current pip for the build"
+  fi
+  python=$WORK/pip-$tag/bin/python
   say "$tag: building with $python ($JOBS jobs)"
   started=$SECONDS
   rm -rf "$WORK/raw" "$WORK/src/build"
@@ -342,7 +349,7 @@ for version in "${PYTHONS[@]}"; do
       "$python" -m pip wheel --no-deps --disable-pip-version-check -v -w "$WORK/raw" "$WORK/src" >"$log" 2>&1; then
     grep -v '^WARNING: Location' "$log" | tail -40 >&2
     if grep -q 'Requires-Python' "$log"; then
-      fail "$tag: a pinned build requirement does not support Python $version (pip's 'Requires-Python' above; mujoco 4.0.0 needs 3.11)"
+      fail "$tag: a pinned build requirement does not support Python $version (pip's 'Requires-Python' above)"
     fi
     fail "$tag: the build failed (the end of $log above)"
   fi

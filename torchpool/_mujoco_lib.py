@@ -14,9 +14,11 @@ import glob
 import importlib.metadata
 import importlib.util
 import os
+import sys
 
-# The version the extension is built against: equal to both mujoco pins in pyproject.toml.
-MUJOCO_VERSION = "4.0.0"
+# The version the extension is built against: pyproject.toml's mujoco pin for this Python (build time and
+# extras). mujoco 4.0.0 needs Python 3.11; 3.17.0 is the newest for 3.10, so 3.10 builds against it.
+MUJOCO_VERSION = "4.0.0" if sys.version_info >= (3, 11) else "3.17.0"
 
 
 def load() -> None:
