@@ -20,6 +20,7 @@ advancing once), medians over the rounds.
     python benchmarks/python_envs.py --spins                          # NOTE [Yielding spins]
     python benchmarks/python_envs.py --modes                          # the core schedule it runs under
     python benchmarks/python_envs.py --versus-sync --record           # torchpool sync / SyncVectorEnv, 4-16 envs
+    python benchmarks/python_envs.py --versus-sync --through gym --record  # the same through torchpool.gym.VectorEnv
     python benchmarks/python_envs.py --where                          # NOTE [Where envs step]: caller vs workers
 
 ``--versus-sync`` answers one question: is ``torchpool.make(env_fn)`` with its
@@ -28,6 +29,9 @@ LunarLander-v3 and MiniGrid-Empty-8x8-v0 (``ImgObsWrapper``) to the envs,
 steps 4, 8 and 16 envs, alternates the two systems (A/B, B/A) in each round
 and writes the medians, their ratio and where the pool chose to step
 (``pool.schedule["steps_in"]``) to RESULTS.md and python_envs_vs_sync.png.
+``--through gym`` steps torchpool's side through ``torchpool.gym.VectorEnv``
+(what ``gymnasium.make_vec("torchpool/...")`` gives: NumPy outputs and infos
+as SyncVectorEnv's), into its own section and python_envs_vs_sync_gym.png.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import numpy as np
 import torch
 
 import torchpool
+import torchpool.gym
 from torchpool import bench
 from torchpool._workers import process_pool
 
@@ -117,6 +122,14 @@ def torchpool_sync(env: str, num_envs: int, workers: int | None = None, steps_in
     return step, pool.close
 
 
+def torchpool_gym(env: str, num_envs: int, report=None):
+    """torchpool through its Gymnasium VectorEnv, Gymnasium's default autoreset (next_step), NumPy actions."""
+    envs = torchpool.gym.VectorEnv(env_fn(env), num_envs=num_envs, autoreset_mode="NextStep")
+    if report is not None:
+        report.append(envs.pool.schedule["steps_in"])
+    return vector_stepper(envs)
+
+
 def torchpool_async(env: str, num_envs: int):
     batch = num_envs // 2
     pool = torchpool.make(env_fn(env), num_envs=num_envs, batch_size=batch)
@@ -137,14 +150,20 @@ def gymnasium_vector(kind: str):
             envs = gymnasium.vector.SyncVectorEnv(fns)
         else:
             envs = gymnasium.vector.AsyncVectorEnv(fns, shared_memory=True)
-        envs.reset(seed=0)
-        acts = actions_for(envs.single_action_space, 256, num_envs)
-
-        def step(i):
-            envs.step(acts[i % 256])
-            return num_envs
-        return step, envs.close
+        return vector_stepper(envs)
     return make
+
+
+def vector_stepper(envs: gymnasium.vector.VectorEnv):
+    """(step, close) of a Gymnasium vector env, reset with seed 0, stepping NumPy actions drawn beforehand."""
+    envs.reset(seed=0)
+    num_envs = envs.num_envs
+    acts = actions_for(envs.single_action_space, 256, num_envs)
+
+    def step(i):
+        envs.step(acts[i % 256])
+        return num_envs
+    return step, envs.close
 
 
 def torchrl_parallel(env: str, num_envs: int):
@@ -288,8 +307,11 @@ def modes(num_envs: int, rounds: int) -> None:
 VERSUS_SECONDS = 1.5
 
 
-def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
-    """torchpool sync against SyncVectorEnv: {(env, num_envs): (ours, theirs, steps_in, our cpu, their cpu)}."""
+def versus_sync(envs: list[str], sizes: list[int], rounds: int, through: str = "pool") -> dict:
+    """torchpool sync (the pool, or through="gym" its Gymnasium VectorEnv) against SyncVectorEnv:
+    {(env, num_envs): (ours, theirs, steps_in, our cpu, their cpu)}."""
+    ours_system = (functools.partial(torchpool_sync, autoreset="next_step") if through == "pool"
+                   else torchpool_gym)
     results = {}
     for env in envs:
         for num_envs in sizes:
@@ -297,8 +319,7 @@ def versus_sync(envs: list[str], sizes: list[int], rounds: int) -> dict:
             for r in range(rounds):
                 # Gymnasium's default autoreset (next_step) on both sides: same_step steps each ending
                 # env once more per episode (its reset in the same call), more work per env step counted.
-                turns = [("ours", functools.partial(torchpool_sync, report=chosen, autoreset="next_step")),
-                         ("theirs", gymnasium_vector("sync"))]
+                turns = [("ours", functools.partial(ours_system, report=chosen)), ("theirs", gymnasium_vector("sync"))]
                 for name, make in turns if r % 2 == 0 else turns[::-1]:
                     step, close = make(env, num_envs)
                     try:
@@ -333,21 +354,28 @@ def where(envs: list[str], sizes: list[int], rounds: int) -> None:
                   f"workers/caller {workers / caller:5.2f}x", flush=True)
 
 
-def record_versus_sync(results: dict, rounds: int) -> None:
+VIA_GYM = " through its Gymnasium VectorEnv (NumPy outputs, infos as SyncVectorEnv gives them)"
+
+
+def record_versus_sync(results: dict, rounds: int, through: str = "pool") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     info = bench.machine(("gymnasium", "minigrid", "Box2D"))
-    begin, end = "<!-- python-envs-vs-sync:begin -->", "<!-- python-envs-vs-sync:end -->"
+    suffix = "" if through == "pool" else f"_{through}"  # the section's and the plot's names
+    marker = f"python-envs-vs-sync{suffix.replace('_', '-')}"
+    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
     load = os.getloadavg()
-    lines = [begin, "## Python envs: torchpool.make(env_fn) against SyncVectorEnv (benchmarks/python_envs.py "
-             "--versus-sync)", "",
+    ours = "torchpool.make(env_fn)" if through == "pool" else "torchpool.gym.VectorEnv(env_fn)"
+    lines = [begin, f"## Python envs: {ours} against SyncVectorEnv (benchmarks/python_envs.py "
+             f"--versus-sync{'' if through == 'pool' else ' --through gym'})", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
              f"{info['ram']}; {info['os']}; {info['versions']}; load average at the end "
              f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min: other work shared the cores).",
-             f"torchpool sync (it chooses where envs step: NOTE [Where envs step]) against Gymnasium's "
+             f"torchpool sync{'' if through == 'pool' else VIA_GYM} "
+             f"(it chooses where envs step: NOTE [Where envs step]) against Gymnasium's "
              f"SyncVectorEnv, both with Gymnasium's default autoreset (next_step; torchpool's default same_step "
              f"steps each ending env once more per episode); batch_size = num_envs; the two alternate in "
              f"{rounds} rounds of {VERSUS_SECONDS:.1f} s each; medians, env steps/s (one env advancing once; "
@@ -363,13 +391,13 @@ def record_versus_sync(results: dict, rounds: int) -> None:
                else "- | - | -")
         lines.append(f"| {env} | {num_envs} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {chosen} | "
                      f"{cpu} |")
-    lines += ["", "![python_envs_vs_sync](python_envs_vs_sync.png)", end]
+    lines += ["", f"![python_envs_vs_sync{suffix}](python_envs_vs_sync{suffix}.png)", end]
     bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
     envs = list(dict.fromkeys(env for env, _ in results))
     sizes = sorted({n for _, n in results})
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
     width = 0.8 / len(sizes)
-    panels = (("steps/s: torchpool sync / SyncVectorEnv", lambda r: r[0] / r[1]),
+    panels = ((f"steps/s: {ours} / SyncVectorEnv", lambda r: r[0] / r[1]),
               ("CPU per env step: SyncVectorEnv / torchpool (caller only)",
                lambda r: r[4] / r[3] if r[2] == "caller" else 0.0))
     for ax, (title, ratio) in zip(axes, panels):
@@ -383,7 +411,7 @@ def record_versus_sync(results: dict, rounds: int) -> None:
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(f"{info['cpu']}, {info['cores']} cores, load {load[0]:.1f}", fontsize=10)
     fig.tight_layout()
-    fig.savefig(HERE / "python_envs_vs_sync.png", dpi=120)
+    fig.savefig(HERE / f"python_envs_vs_sync{suffix}.png", dpi=120)
 
 
 def main() -> None:
@@ -397,14 +425,16 @@ def main() -> None:
     parser.add_argument("--versus-sync", action="store_true", help="torchpool sync against SyncVectorEnv only")
     parser.add_argument("--where", action="store_true", help="steps_in='caller' against 'workers'")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 16], help="num_envs for --versus-sync")
+    parser.add_argument("--through", choices=["pool", "gym"], default="pool",
+                        help="--versus-sync: torchpool's side as the pool or its Gymnasium VectorEnv")
     args = parser.parse_args()
     if args.versus_sync or args.where:
         envs = [e for e in VERSUS_SYNC_ENVS if e in args.envs or args.envs == list(ENVS)]
         if args.where:
             return where(envs, args.sizes, args.rounds)
-        results = versus_sync(envs, args.sizes, args.rounds)
+        results = versus_sync(envs, args.sizes, args.rounds, args.through)
         if args.record:
-            record_versus_sync(results, args.rounds)
+            record_versus_sync(results, args.rounds, args.through)
         return
     if args.spins:
         return spins(args.num_envs, args.rounds)
