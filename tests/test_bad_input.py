@@ -71,7 +71,7 @@ def test_action_of_wrong_dtype(cartpole):
         torchpool.make("Pendulum-v1", num_envs=2).step(torch.zeros(2, 1, dtype=torch.int64))
 
 
-def test_numpy_actions_are_checked_as_tensors_are(cartpole):
+def test_numpy_actions_are_checked_as_tensors_are(cartpole, monkeypatch):
     # NumPy actions have a fast path of their own (Pool._coerce_action): only right ones take it.
     with pytest.raises(ValueError, match=r"action must have shape \(4,\).*got \(3,\)"):
         cartpole.step(np.zeros(3, dtype=np.int64))
@@ -82,11 +82,20 @@ def test_numpy_actions_are_checked_as_tensors_are(cartpole):
     read_only = np.ones(4, dtype=np.int64)
     read_only.flags.writeable = False
     strided = np.ones(8, dtype=np.int64)[::2]
+    broadcast = np.broadcast_to(np.int64(1), (4,))  # read-only, stride 0
+    # torch warns once per process of a tensor viewing a read-only array: such arrays must be copied first.
+    from_numpy = torch.from_numpy
+
+    def from_writable_numpy(array):
+        assert array.flags.writeable, "the pool handed torch a read-only array"
+        return from_numpy(array)
+
+    monkeypatch.setattr(torch, "from_numpy", from_writable_numpy)
     # Right ones, on either path, step exactly as the same actions given as tensors.
     with torchpool.make("CartPole-v1", num_envs=4) as reference:
         cartpole.reset(seed=[0, 1, 2, 3])
         reference.reset(seed=[0, 1, 2, 3])
-        for action in (np.ones(4, dtype=np.int64), np.zeros(4, dtype=np.int32), read_only, strided):
+        for action in (np.ones(4, dtype=np.int64), np.zeros(4, dtype=np.int32), read_only, strided, broadcast):
             want = reference.step(torch.tensor(action, dtype=torch.int64))["observation"]
             assert torch.equal(cartpole.step(action)["observation"], want), f"{action.dtype} {action.flags}"
 

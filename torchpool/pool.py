@@ -743,7 +743,9 @@ class Pool:
                 return tensor
         if not isinstance(action, torch.Tensor):
             if isinstance(action, np.ndarray):
-                action = torch.from_numpy(action)
+                # A read-only array (np.broadcast_to's, a buffer of another library) is copied: a tensor
+                # viewing it would be writable in torch's eyes, and from_numpy warns of that.
+                action = torch.from_numpy(action if action.flags.writeable else action.copy())
             else:
                 action = torch.as_tensor(action)
         if action.shape != expected:
