@@ -256,21 +256,18 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if self.autoreset_mode is AutoresetMode.SAME_STEP:
             done = columns["done"]
             if True in done.tolist():
-                final_observation = columns["final_observation"]
-                final = {"final_observation": {key: torch.from_numpy(value) for key, value in final_observation.items()}
-                         if isinstance(final_observation, dict) else torch.from_numpy(final_observation), **extras}
+                final = {"final_observation": _as_tensors(columns["final_observation"]), **extras}
                 info = self._final_info(final, torch.from_numpy(done)) | info
         return observation, columns["reward"], columns["terminated"], columns["truncated"], info
 
     def _copy_as_tensors(self, observation: Any) -> torch.Tensor | TensorDict:
         """A copy of the kept observations as torch: a NumPy step keeps arrays (named fields: a dict of them)."""
-        if isinstance(observation, np.ndarray):
-            return torch.from_numpy(observation.copy())
-        if isinstance(observation, dict):
-            from tensordict import TensorDict
+        if isinstance(observation, (np.ndarray, dict)):
+            observation = _as_tensors(observation)
+            if isinstance(observation, dict):
+                from tensordict import TensorDict
 
-            return TensorDict({key: torch.from_numpy(value.copy()) for key, value in observation.items()},
-                              batch_size=[self.num_envs])
+                observation = TensorDict(observation, batch_size=[self.num_envs])
         return observation.clone()
 
     def _output(self, tensor: torch.Tensor | TensorDict) -> Any:
@@ -352,6 +349,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             final_info["_" + key] = self._mask(done)
         return {"final_obs": final_obs, "_final_obs": self._mask(done),
                 "final_info": final_info, "_final_info": self._mask(done)}
+
+
+def _as_tensors(column: Any) -> Any:
+    """A column of ``Pool.step_arrays`` (an array; named fields: a dict of them) as tensors of the same memory."""
+    if isinstance(column, dict):
+        return {key: torch.from_numpy(value) for key, value in column.items()}
+    return torch.from_numpy(column)
 
 
 def register_envs() -> list[str]:
