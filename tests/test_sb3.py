@@ -675,12 +675,14 @@ def test_ppo_cnn_policy_takes_atari_frames_channel_first():
         envs.close()
 
 
-def test_pong_matches_sb3s_make_atari_env():
+@pytest.mark.parametrize("game", ["PongNoFrameskip-v4", "WizardOfWorNoFrameskip-v4"])
+def test_games_match_sb3s_make_atari_env(game):
     # SB3's make_atari_env (NoopResetEnv, MaxAndSkipEnv, EpisodicLifeEnv,
     # FireResetEnv, WarpFrame, ClipRewardEnv, Monitor over the Gymnasium ALE
     # env) and torchpool's stand-in, seeded alike. No-op counts come from each
     # side's own RNG (the one deviation, docs/parity.md): none here, so that
-    # every frame, reward and episode end must agree exactly.
+    # every frame, reward and episode end must agree exactly. WizardOfWor
+    # loses lives (and plays on with 0): EpisodicLifeEnv's ends and resets.
     pytest.importorskip("ale_py")
     import ale_py
     from stable_baselines3.common.env_util import make_atari_env as sb3_make_atari_env
@@ -689,8 +691,8 @@ def test_pong_matches_sb3s_make_atari_env():
 
     gymnasium.register_envs(ale_py)
     wrapper = {"noop_max": 0}
-    ours = make_atari_env("PongNoFrameskip-v4", n_envs=2, seed=3, wrapper_kwargs=wrapper)
-    ref = sb3_make_atari_env("PongNoFrameskip-v4", n_envs=2, seed=3, wrapper_kwargs=wrapper,
+    ours = make_atari_env(game, n_envs=2, seed=3, wrapper_kwargs=wrapper)
+    ref = sb3_make_atari_env(game, n_envs=2, seed=3, wrapper_kwargs=wrapper,
                              env_kwargs={"render_mode": "rgb_array"})
     try:
         assert ours.observation_space.shape == (1, 84, 84) and ref.observation_space.shape == (84, 84, 1)
@@ -698,9 +700,9 @@ def test_pong_matches_sb3s_make_atari_env():
         obs, ref_obs = ours.reset(), ref.reset()
         np.testing.assert_array_equal(obs[:, 0], ref_obs[..., 0], err_msg="first frames")
         rng = np.random.default_rng(0)
-        games = 0
+        games = lives_lost = 0
         for t in range(1500):
-            actions = rng.integers(0, 6, size=2)
+            actions = rng.integers(0, ours.action_space.n, size=2)
             obs, rewards, dones, infos = ours.step(actions)
             ref_obs, ref_rewards, ref_dones, ref_infos = ref.step(actions)
             assert np.array_equal(dones, ref_dones), f"step {t}: dones {dones} sb3 {ref_dones}"
@@ -710,10 +712,16 @@ def test_pong_matches_sb3s_make_atari_env():
                 for ours_image, ref_image in zip(ours.get_images(), ref.get_images()):
                     np.testing.assert_array_equal(ours_image, ref_image, err_msg=f"step {t}: rendered screens")
             for i in np.flatnonzero(dones):
-                games += 1
-                assert infos[i]["episode"]["r"] == ref_infos[i]["episode"]["r"]
-                assert infos[i]["episode"]["l"] == ref_infos[i]["episode"]["l"]
+                # Monitor sits below EpisodicLifeEnv: only a game's end is an episode of its.
+                assert ("episode" in infos[i]) == ("episode" in ref_infos[i]), f"step {t}: env {i}'s episode"
+                if "episode" in ref_infos[i]:
+                    games += 1
+                    assert infos[i]["episode"]["r"] == ref_infos[i]["episode"]["r"]
+                    assert infos[i]["episode"]["l"] == ref_infos[i]["episode"]["l"]
+                else:
+                    lives_lost += 1
         assert games >= 1, "no game ended: the episode ends were not tested"
+        assert lives_lost >= 1 or game == "PongNoFrameskip-v4", "no life was lost: episodic life was not tested"
     finally:
         ours.close()
         ref.close()

@@ -9,8 +9,9 @@
 // + FrameStackObservation frame for frame:
 //   repeat frame_skip times: pick the action (sticky: keep the previous one
 //   with repeat_action_probability, drawn from the env's Rng), emulate one
-//   frame, add its reward; stop early at game over or (episodic_life) a lost
-//   life; keep the last two frames' screens.
+//   frame, add its reward; stop early at game over; keep the last two
+//   frames' screens. With episodic_life, a step after which 0 < lives < the
+//   lives before it ends the episode (NOTE [Episodic life]).
 //   Observation = resize(max(last two frames)), pushed onto the frame stack.
 // The second-to-last frame is copied as the emulator's palette indices, the
 // last one read where the emulator drew it; grey (or R, G, B) values come
@@ -258,29 +259,35 @@ class Atari {
   }
 
   // One env step of `chosen`: frame_skip frames (sticky as configured), ended
-  // early by game over or (episodic_life) a lost life; the second-to-last
-  // frame is kept in before_. Returns whether the screen is to be pooled.
+  // early by game over only; the second-to-last frame is kept in before_.
+  // Returns whether the screen is to be pooled.
+  //
+  // NOTE [Episodic life]: a life is lost when, after the whole step,
+  // 0 < lives < the lives before it: EnvPool's Step and SB3's EpisodicLifeEnv
+  // both. Neither cuts the frame skip at a lost life (SB3's MaxAndSkipEnv
+  // stops only at the game's end), and neither counts the fall to 0 lives:
+  // games such as Atlantis and WizardOfWor go on with 0 lives, so that is one
+  // more life, ended by game over.
   bool play_step(ale::Action chosen, Rng& rng, double& reward, bool& game_over) {
     const int skip = model_.frame_skip;
+    const int lives_before = lives_;
     bool pooled = skip >= 2;
-    for (int frame = 0; frame < skip; ++frame) {
+    int frame = 0;
+    for (; frame < skip; ++frame) {
       if (model_.repeat_action_probability <= 0.0 || rng.uniform(0.0, 1.0) >= model_.repeat_action_probability)
         last_action_ = chosen;
       reward += ale_->act(last_action_);
       game_over = ale_->game_over(false);
-      const int lives = ale_->lives();
-      if (model_.episodic_life && lives < lives_) life_lost_ = true;
-      lives_ = lives;
-      if (game_over || life_lost_) {
-        // The episode ends inside the skip: show the frame reached, pooled with
-        // the one before only if that one is this step's second-to-last.
-        return pooled && frame == skip - 1;
-      }
+      // The game ends inside the skip: show the frame reached, pooled with the
+      // one before only if that one is this step's second-to-last.
+      if (game_over) break;
       if (frame == skip - 2)
         scan_rows(ale_->getScreen().getArray(), before_.data(), repeats_[1].data(), model_.screen_height,
                   model_.screen_width);
     }
-    return pooled;
+    lives_ = ale_->lives();
+    if (model_.episodic_life && 0 < lives_ && lives_ < lives_before) life_lost_ = true;
+    return pooled && frame >= skip - 1;
   }
 
   // SB3's resets, innermost first: NoopResetEnv's (reset, no-op frames) or,
@@ -298,7 +305,8 @@ class Atari {
         const bool pooled = play_step(ale::PLAYER_A_NOOP, rng, reward, game_over);
         life_lost_ = false;
         lives_ = ale_->lives();
-        return pooled;
+        // EpisodicLifeEnv.reset: a no-op step that ends the game is followed by a real reset.
+        if (!game_over) return pooled;
       }
       ale_->reset_game();
       lives_ = ale_->lives();
