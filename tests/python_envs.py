@@ -187,3 +187,19 @@ def alive(pid: int) -> bool:
             return stat.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+class LegacySeedingEnv(gymnasium.Env):
+    """Seeds NumPy's global RNG with its reset seed, as old gym code does (np.random.seed takes < 2**32)."""
+
+    observation_space = spaces.Box(0.0, 1.0, (1,), np.float64)
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            np.random.seed(seed)
+        return np.random.random(1), {}
+
+    def step(self, action):
+        return np.random.random(1), 0.0, False, False, {}

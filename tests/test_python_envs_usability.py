@@ -112,6 +112,13 @@ def test_an_env_instance_is_refused_by_name(num_workers):
     env.close()
 
 
+def test_an_unseeded_pool_gives_seeds_that_legacy_seeding_takes():
+    # np.random.seed refuses seeds past 2**32 - 1; SyncVectorEnv runs such an env unseeded.
+    for num_workers in (None, 1):
+        with torchpool.make(python_envs.LegacySeedingEnv, num_envs=2, seed=None, num_workers=num_workers) as pool:
+            assert pool.reset()["observation"].shape == (2, 1)  # the env raises for a seed past 2**32 - 1
+
+
 # ---- 5. no reset the user did not ask for ------------------------------------
 
 

@@ -771,8 +771,12 @@ def _describe(value: Any) -> str:
 
 
 def draw_seed(num_envs: int) -> int:
-    """A fresh random seed for ``num_envs`` envs, as Gymnasium draws one for ``seed=None``."""
-    return int(np.random.SeedSequence().entropy) % (2**63 - num_envs)
+    """A fresh random seed for ``num_envs`` envs, from the OS's entropy as Gymnasium draws one.
+
+    Every ``seed + i`` stays below 2**32: a Python env may hand its seed to an API that takes no more
+    (``np.random.seed``, ``random.seed`` in old gym code), where Gymnasium's vector envs would run it.
+    """
+    return int(np.random.SeedSequence().entropy) % (2**32 - num_envs)
 
 
 def _checked_seed(seed: Any, num_envs: int) -> int:
