@@ -26,6 +26,32 @@ from torch.distributions.categorical import Categorical
 import torchpool
 import torchpool.envpool_compat as envpool  # was: import envpool
 
+
+# NOTE [The gym API follows the installed gym] (envpool_compat.py): CleanRL's EnvPool scripts declare
+# gym 0.23, whose API (env_type="gym": obs-only resets, 4-tuple steps) these tests check. The test venv
+# has gym 0.26.2 for its spaces; each test here sees it as 0.23.1 unless it says otherwise.
+# test_cleanrl_loop_under_real_gym_0_23 runs the loop with gym 0.23.1 itself installed.
+@pytest.fixture(autouse=True)
+def gym_as_cleanrl_declares_it(monkeypatch):
+    monkeypatch.setattr(gym, "__version__", "0.23.1")
+
+
+def test_gym_api_follows_the_installed_gym(monkeypatch):
+    def shapes(envs):
+        reset = envs.reset()
+        step = envs.step(np.zeros(2, dtype=np.int64))
+        envs.close()
+        return type(reset).__name__, len(step)
+
+    assert shapes(envpool.make_gym("CartPole-v1", num_envs=2)) == ("ndarray", 4), "gym 0.23: the legacy API"
+    monkeypatch.setattr(gym, "__version__", "0.26.2")
+    assert shapes(envpool.make_gym("CartPole-v1", num_envs=2)) == ("tuple", 5), "gym 0.26: Gymnasium's API"
+    monkeypatch.setitem(__import__("sys").modules, "gym", None)  # no gym at all: EnvPool 1.2's make_gym
+    assert shapes(envpool.make_gym("CartPole-v1", num_envs=2)) == ("tuple", 5)
+    with pytest.raises(ValueError, match="gym_reset_return_info=False asks for the legacy gym API"):
+        envpool.make_gym("CartPole-v1", gym_reset_return_info=False)
+
+
 # ---- behaviour next to EnvPool's ----------------------------------------------------------
 
 
@@ -516,24 +542,14 @@ def test_control_suite_timesteps_match_envpools_layout(env_id):
                 dtypes = getattr(ours_step, key).dtype, getattr(theirs_step, key).dtype
                 assert dtypes[0] == dtypes[1], f"{what} {key}: torchpool {dtypes[0]} EnvPool {dtypes[1]}"
             theirs, mine = _layout(theirs_step.observation), _layout(ours_step.observation)
-            # EnvPool declares each domain's fields for all its tasks (zeros, or values dm_control's task does
-            # not give: QuadrupedWalk's origin); ours are the task's own. Beyond those, the layouts are equal,
-            # with torchpool's own entries (unstable, elapsed_step) after EnvPool's.
-            own = {name for name, _, _ in mine}
-            others = [name for name, _, _ in theirs if name not in own]
-            theirs = [entry for entry in theirs if entry[0] in own]
-            assert mine[:len(theirs)] == theirs, (
-                f"{env_id} {what}: State (name, dtype, shape) differs from EnvPool's\n"
-                f"torchpool {mine}\nEnvPool   {theirs} (besides its domain's other fields {others})")
-            assert [name for name, _, _ in mine[len(theirs):]] in (["elapsed_step"], ["unstable", "elapsed_step"]), (
-                f"{env_id}: entries after EnvPool's should be torchpool's own, got {mine[len(theirs):]}")
+            # NOTE [TimeSteps as EnvPool gives them]: EnvPool's entries exactly, the domain's fields included.
+            assert mine == theirs, (f"{env_id} {what}: State (name, dtype, shape) differs from EnvPool's\n"
+                                    f"torchpool {mine}\nEnvPool   {theirs}")
         spec_theirs = [(name, getattr(spec, "dtype", None)) for name, spec in zip(real.observation_spec()._fields,
                                                                                    real.observation_spec())]
         spec_ours = [(name, getattr(spec, "dtype", None)) for name, spec in zip(ours.observation_spec()._fields,
                                                                                  ours.observation_spec())]
-        own = {name for name, _ in spec_ours}
-        assert spec_ours[:len([e for e in spec_theirs if e[0] in own])] == [e for e in spec_theirs if e[0] in own], (
-            f"{env_id} observation_spec(): torchpool {spec_ours} EnvPool {spec_theirs}")
+        assert spec_ours == spec_theirs, f"{env_id} observation_spec(): torchpool {spec_ours} EnvPool {spec_theirs}"
     finally:
         real.close()
         ours.close()
@@ -544,8 +560,137 @@ def test_atari_dm_state_names_its_extras_as_envpool():
     ours = envpool.make("Pong-v5", env_type="dm", num_envs=2, seed=0)
     try:
         theirs, mine = _layout(real.reset().observation), _layout(ours.reset().observation)
-        theirs = [entry for entry in theirs if entry[0] != "ram"]  # torchpool's Atari has no RAM observation
-        assert mine[:len(theirs)] == theirs, f"Pong-v5 State: torchpool {mine}\nEnvPool {theirs}"
+        assert mine == theirs, f"Pong-v5 State: torchpool {mine}\nEnvPool {theirs}"
     finally:
         real.close()
         ours.close()
+
+
+# ---- what EnvPool's own tests found missing --------------------------------------------------------
+
+
+def test_make_spec_list_all_envs_version_and_reward_threshold():
+    spec = envpool.make_spec("CartPole-v1", num_envs=4)
+    assert spec.config.num_envs == 4 and spec.reward_threshold == 475.0
+    assert envpool.make_spec("Pendulum-v1").reward_threshold is None
+    assert set(torchpool.list_envs()) <= set(envpool.list_all_envs()), "every torchpool id"
+    assert envpool.make_spec("CartPole-v0").reward_threshold == 195.0, "EnvPool's CartPole-v0"
+    assert envpool.make_gym("CartPole-v0").spec.config.max_episode_steps == 200
+    with pytest.raises(AssertionError, match="unknown env id 'Combat-v5'"):  # EnvPool's checks are asserts
+        envpool.make_gym("Combat-v5")
+    with pytest.raises(ValueError, match="seed must be an int32"):
+        envpool.make_gym("Pong-v5", seed=2**31)
+    spec = envpool.make_spec("Pong-v5")
+    assert spec.action_array_spec["action"].maximum == 5 and spec.state_array_spec["info:ram"].shape == [128]
+    assert spec.observation_spec().obs.maximum == 255 and spec.action_spec().num_values == 6
+    assert envpool.__version__ == _real_envpool().__version__, "the EnvPool release the drop-in follows"
+    assert envpool.GymnasiumEnvPool is envpool.EnvPool and envpool.DMEnvPool is envpool.DmEnvPool
+
+
+def test_pools_are_vector_envs_and_dm_pools_dm_envs():
+    import dm_env
+
+    envs, dm = envpool.make_gymnasium("CartPole-v1", num_envs=2), envpool.make_dm("CartPole-v1", num_envs=2)
+    try:
+        assert isinstance(envs, gymnasium.vector.VectorEnv) and isinstance(envs, gymnasium.Env)
+        assert envs.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.NEXT_STEP
+        assert isinstance(dm, dm_env.Environment)
+    finally:
+        envs.close()
+        dm.close()
+
+
+def test_a_fresh_pool_steps_and_its_first_step_resets():
+    # EnvPool's envs start done: the first step resets them, ignoring the action (reward 0, elapsed_step 0).
+    envs = envpool.make_gymnasium("CartPole-v1", num_envs=3, seed=0)
+    reference = envpool.make_gymnasium("CartPole-v1", num_envs=3, seed=0)
+    try:
+        obs, reward, terminated, truncated, info = envs.step(np.ones(3, dtype=np.int64))
+        np.testing.assert_array_equal(obs, reference.reset()[0])
+        assert not reward.any() and not (terminated | truncated).any() and not info["elapsed_step"].any()
+        assert (envs.step(np.ones(3, dtype=np.int64))[4]["elapsed_step"] == 1).all()
+    finally:
+        envs.close()
+        reference.close()
+
+
+def test_dict_actions_as_envpool_takes_them():
+    envs = envpool.make_gymnasium("CartPole-v1", num_envs=4, batch_size=2, seed=0)
+    try:
+        envs.async_reset()
+        info = envs.recv(reset=True)[1]
+        envs.send({"action": np.zeros(2, dtype=np.int64), "env_id": info["env_id"]})
+        assert sorted(envs.recv()[4]["env_id"].tolist()) != [], "the dict's env_id was stepped"
+        with pytest.raises(KeyError, match="a dict action has the keys 'action'"):
+            envs.send({"actions": np.zeros(2, dtype=np.int64)})
+    finally:
+        envs.close()
+
+
+def test_a_partial_step_of_a_sync_pool_is_refused_before_anything_is_queued():
+    pool = torchpool.make("CartPole-v1", num_envs=5, seed=0)
+    pool.reset()
+    with pytest.raises(ValueError, match=r"step\(action, env_id\) with 2 envs \(0 in flight\) cannot fill a batch"):
+        pool.step(torch.zeros(2, dtype=torch.int64), env_id=[1, 3])
+    assert pool.in_flight == 0
+    assert pool.step(torch.zeros(5, dtype=torch.int64))["env_id"].tolist() == [0, 1, 2, 3, 4], "the pool still steps"
+    pool.close()
+
+
+@pytest.mark.parametrize("make", ["make_gymnasium", "make_dm"])
+def test_frame_stack_stacks_each_envs_last_observations(make):
+    envs = getattr(envpool, make)("Pendulum-v1", num_envs=2, seed=0, frame_stack=3, max_episode_steps=4)
+    plain = getattr(envpool, make)("Pendulum-v1", num_envs=2, seed=0, max_episode_steps=4)
+
+    def observations(out):
+        return out.observation.obs if make == "make_dm" else out[0]
+
+    try:
+        if make == "make_dm":
+            assert envs.observation_spec().obs.shape == (3, 3)
+        else:
+            assert envs.observation_space.shape == (3, 3) and envs.spec.config.frame_stack == 3
+        first, reference = observations(envs.reset()), observations(plain.reset())
+        np.testing.assert_array_equal(first, np.repeat(reference[:, None], 3, axis=1))  # a reset fills the stack
+        history = [reference]
+        for t in range(6):
+            action = np.full((2, 1), 0.5, dtype=np.float32)
+            stacked, reference = observations(envs.step(action)), observations(plain.step(action))
+            history = [reference] * 3 if t == 4 else [*history, reference][-3:]  # t == 4: the autoreset's row
+            np.testing.assert_array_equal(stacked[:, -1], reference, err_msg=f"step {t}: the newest")
+            np.testing.assert_array_equal(stacked, np.stack(([history[0]] * 3 + history)[-3:], axis=1),
+                                          err_msg=f"step {t}")
+    finally:
+        envs.close()
+        plain.close()
+    with pytest.raises(ValueError, match="frame_stack must be an int >= 1, got 0"):
+        envpool.make_gym("Pendulum-v1", frame_stack=0)
+
+
+def test_atari_mode_difficulty_and_ram_as_envpool_gives_them():
+    if "Freeway-v5" not in torchpool.list_envs():
+        pytest.skip("torchpool was built without the Atari family")
+    import ale_py
+
+    kwargs = {"num_envs": 1, "seed": 0, "stack_num": 1, "noop_max": 0, "use_fire_reset": False, "gray_scale": False,
+              "img_height": 210, "img_width": 160}
+    assert envpool.make_spec("Freeway-v5").config.mode == -1
+    default = envpool.make_gymnasium("Freeway-v5", **kwargs)
+    other = envpool.make_gymnasium("Freeway-v5", mode=1, difficulty=1, **kwargs)
+    reference = ale_py.ALEInterface()
+    reference.setLoggerMode(ale_py.LoggerMode.Error)
+    reference.loadROM(ale_py.roms.get_rom_path("freeway"))
+    reference.setMode(1)
+    reference.setDifficulty(1)
+    reference.reset_game()
+    try:
+        obs, info = other.reset()
+        assert not np.array_equal(default.reset()[0], obs), "mode 1 starts from another screen"
+        np.testing.assert_array_equal(obs[0].transpose(1, 2, 0), reference.getScreenRGB())
+        assert info["ram"].shape == (1, 128) and info["ram"].dtype == np.uint8
+        np.testing.assert_array_equal(info["ram"][0], reference.getRAM())
+    finally:
+        default.close()
+        other.close()
+    with pytest.raises(ValueError, match="mode=99 is not one of this game's"):
+        torchpool.make("Freeway-v5", mode=99)

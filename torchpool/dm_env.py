@@ -48,8 +48,14 @@ def _array_spec(spec: BoxSpec, name: str) -> specs.Array:
     dtype = torch.empty((), dtype=spec.dtype).numpy().dtype
     if bool(torch.isinf(spec.low).all() and torch.isinf(spec.high).all()):
         return specs.Array(spec.shape, dtype, name=name)
-    return specs.BoundedArray(spec.shape, dtype, spec.low.numpy().astype(dtype), spec.high.numpy().astype(dtype),
-                              name=name)
+    return specs.BoundedArray(spec.shape, dtype, _uniform(spec.low.numpy().astype(dtype)),
+                              _uniform(spec.high.numpy().astype(dtype)), name=name)
+
+
+def _uniform(bound: np.ndarray) -> np.ndarray:
+    """A bound the same everywhere as one value (``maximum == 255`` reads as a bool, as in dm_control's and
+    EnvPool's specs); else the array."""
+    return bound.flat[0] if bound.size and (bound == bound.flat[0]).all() else bound
 
 
 class Environment(dm_env.Environment):

@@ -306,7 +306,15 @@ class Pool:
                 raise ValueError(
                     f"this pool is async (batch_size={self.batch_size} < num_envs={self.num_envs}): "
                     "use send()/recv(), or step(action, env_id)")
-            self.send(action, env_id)
+            ids = self._env_ids(env_id)
+            if self.in_flight + ids.shape[0] < self.batch_size:
+                # Refused before anything is queued: sent, those envs could not be received, and the pool would
+                # refuse every step after.
+                raise ValueError(
+                    f"step(action, env_id) with {ids.shape[0]} envs ({self.in_flight} in flight) cannot fill a "
+                    f"batch of batch_size={self.batch_size}: step more envs, or make the pool async with a smaller "
+                    "batch_size")
+            self.send(action, ids)
             return self.recv()
         return self._step_block(action).tensordict
 

@@ -603,6 +603,8 @@ _ATARI_KWARGS = {
     "resize": Kwarg(str, "area", "'area' (cv2.INTER_AREA, bit-exact) or 'bilinear'"),
     "preprocessing": Kwarg(str, "gymnasium", "'gymnasium' (AtariPreprocessing's frames) or 'sb3' (SB3's "
                            "AtariWrapper: OpenCV grey of the RGB max, FIRE and lost-life resets as SB3 does them)"),
+    "mode": Kwarg(int, -1, "the game's mode (ALE's setMode; -1: the game's default)"),
+    "difficulty": Kwarg(int, -1, "the game's difficulty (ALE's setDifficulty; -1: the game's default)"),
 }
 
 

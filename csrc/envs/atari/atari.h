@@ -104,6 +104,20 @@ inline std::unique_ptr<ale::ALEInterface> load_game(const std::string& rom_path)
   return ale;
 }
 
+// The console's RAM: the Atari 2600 has 128 bytes (ALE's ALERAM, checked against it in AtariModel).
+constexpr int64_t kRamBytes = 128;
+
+template <typename Values>
+void check_among(const char* name, int value, const Values& available) {
+  if (value < 0 ||
+      std::find(available.begin(), available.end(), static_cast<typename Values::value_type>(value)) != available.end())
+    return;
+  std::string names;
+  for (const auto& choice : available) names += (names.empty() ? "" : ", ") + std::to_string(choice);
+  throw std::invalid_argument(std::string(name) + "=" + std::to_string(value) + " is not one of this game's: " + names +
+                              " (or -1, the default)");
+}
+
 class AtariModel {
  public:
   explicit AtariModel(const Config& config)
@@ -118,9 +132,16 @@ class AtariModel {
         reward_clip(config.flag("reward_clip")),
         repeat_action_probability(config.real("repeat_action_probability")),
         bilinear(config.string("resize") == "bilinear"),
-        sb3(config.string("preprocessing") == "sb3") {
+        sb3(config.string("preprocessing") == "sb3"),
+        mode(static_cast<int>(config.integer("mode"))),
+        difficulty(static_cast<int>(config.integer("difficulty"))) {
     check_rom(rom_path);
     const auto probe = load_game(rom_path);
+    // -1 keeps the game's default, as EnvPool's; others must be among the game's own.
+    check_among("mode", mode, probe->getAvailableModes());
+    check_among("difficulty", difficulty, probe->getAvailableDifficulties());
+    if (probe->getRAM().size() != static_cast<size_t>(kRamBytes))
+      throw std::logic_error("ALE's RAM has " + std::to_string(probe->getRAM().size()) + " bytes, not 128");
     // 210 x 160 for most games; a few (Adventure: 250 rows) are taller.
     screen_height = static_cast<int>(probe->getScreen().height());
     screen_width = static_cast<int>(probe->getScreen().width());
@@ -130,6 +151,13 @@ class AtariModel {
   }
 
   int channels() const { return gray_scale ? 1 : 3; }
+
+  // The game's mode and difficulty as chosen (a fresh emulator starts in the defaults); takes effect at the
+  // next reset_game().
+  void choose_mode(ale::ALEInterface& ale) const {
+    if (mode >= 0) ale.setMode(static_cast<ale::game_mode_t>(mode));
+    if (difficulty >= 0) ale.setDifficulty(static_cast<ale::difficulty_t>(difficulty));
+  }
 
   EnvSpec spec(Dtype) const {
     EnvSpec spec;
@@ -150,7 +178,8 @@ class AtariModel {
     return {{"lives", Dtype::Int32, {}},
             {"raw_reward", Dtype::Float32, {}},
             {"game_over", Dtype::Bool, {}},
-            {"episode_frame_number", Dtype::Int32, {}}};
+            {"episode_frame_number", Dtype::Int32, {}},
+            {"ram", Dtype::UInt8, {kRamBytes}}};
   }
   const ExtraField<int32_t> lives_field = extra_field<int32_t>(extras(), "lives");
   const ExtraField<float> raw_reward_field = extra_field<float>(extras(), "raw_reward");
@@ -158,6 +187,8 @@ class AtariModel {
   // ALE's frames since the game's reset (ale-py's info key): a game's length as Monitor counts it under SB3's
   // AtariWrapper, no-op and FIRE frames included.
   const ExtraField<int32_t> frame_number_field = extra_field<int32_t>(extras(), "episode_frame_number");
+  // The console's 128 bytes of RAM after the step, as EnvPool's info["ram"].
+  const ExtraField<uint8_t> ram_field = extra_field<uint8_t>(extras(), "ram");
 
   const std::string rom_path;
   const int height, width, stack_num;
@@ -166,7 +197,8 @@ class AtariModel {
   const bool episodic_life, reward_clip;
   const double repeat_action_probability;
   const bool bilinear;
-  const bool sb3;  // SB3's AtariWrapper: OpenCV grey of the RGB max, its FIRE and lost-life resets
+  const bool sb3;              // SB3's AtariWrapper: OpenCV grey of the RGB max, its FIRE and lost-life resets
+  const int mode, difficulty;  // -1: the game's default
   ale::ActionVect actions;
   bool fire_reset = false;
   int screen_height = 0, screen_width = 0;
@@ -186,6 +218,7 @@ class Atari {
         bilinear_(model.screen_height, model.screen_width, model.height, model.width),
         equal_rows_(model.screen_height, model.screen_width),
         stack_(frame_size_ * model.stack_num) {
+    model.choose_mode(*ale_);
     // Tables of what ALE's getScreenGrayscale / getScreenRGB compute per
     // palette index: grey is the palette entry after the index (ALE
     // interleaves colours and greys), RGB the entry itself as 0xRRGGBB. Most
@@ -380,6 +413,7 @@ class Atari {
     *out.extra(model_.raw_reward_field) = static_cast<float>(raw_reward);
     *out.extra(model_.game_over_field) = game_over;
     *out.extra(model_.frame_number_field) = ale_->getEpisodeFrameNumber();
+    std::memcpy(out.extra(model_.ram_field), ale_->getRAM().array(), kRamBytes);
   }
 
   const Model& model_;

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   try {
     Config config;  // torchpool/registry.py's defaults for the Atari ids, sticky actions on
     config.strings = {{"rom_path", argv[1]}, {"resize", "area"}, {"preprocessing", "gymnasium"}};
-    config.integers = {{"img_height", 84}, {"img_width", 84}, {"stack_num", 4}, {"frame_skip", 4}, {"noop_max", 30}};
+    config.integers = {{"img_height", 84}, {"img_width", 84}, {"stack_num", 4},  {"frame_skip", 4},
+                       {"noop_max", 30},   {"mode", -1},      {"difficulty", -1}};
     config.flags = {{"gray_scale", true},
                     {"use_fire_reset", true},
                     {"episodic_life", false},
