@@ -382,6 +382,12 @@ def test_ctrl_c_discarding_envs_their_workers_ran_resets_them(monkeypatch):
         assert td["episode_length"].tolist() == [4, 4, 1, 1]
 
 
+def _uint64_observation_env():
+    env = python_envs.FailingEnv()
+    env.observation_space = gymnasium.spaces.Box(0, 1, (2,), dtype=np.uint64)
+    return env
+
+
 def test_make_refuses_bad_env_fns_before_any_batch():
     lock = threading.Lock()
     with pytest.raises(TypeError, match="cannot be pickled"):
@@ -390,8 +396,8 @@ def test_make_refuses_bad_env_fns_before_any_batch():
         torchpool.make(python_envs.ConstructorFails, num_envs=2, num_workers=2)
     with pytest.raises(RuntimeError, match="not a gymnasium.Env"):
         torchpool.make(python_envs.not_an_env, num_envs=2, num_workers=1)
-    with pytest.raises(ValueError, match="Dict, which torchpool cannot serve"):
-        torchpool.make(python_envs.dict_action_env, num_envs=2, num_workers=1)
+    with pytest.raises(ValueError, match="uint64, which torchpool cannot store"):  # (Dict actions are served)
+        torchpool.make(_uint64_observation_env, num_envs=2, steps_in="caller")
     with pytest.raises(ValueError, match="list of 3 constructors, but num_envs=2"):
         torchpool.make([python_envs.FailingEnv] * 3, num_envs=2)
     with pytest.raises(ValueError, match="env_kwargs must be a dict \\(for every env\\) or a list of num_envs=2 dicts"):

@@ -25,6 +25,15 @@ The family's extra outputs (``lives`` for Atari, ...) are per-env infos: in
 what its envs return. Classic control has none, so ``info`` is ``{}`` on
 steps where no episode ends, as for Gymnasium's own classic-control envs.
 
+A pool of Python envs (``VectorEnv(env_fns, num_envs=len(env_fns))``, or a
+``"gymnasium:<id>"``) hands back, with NumPy outputs, what ``SyncVectorEnv``
+does for any space: observations in their space's dtype and structure
+(``Text``, ``Graph``, ``Sequence``, ``OneOf`` leaves as tuples of the envs'
+values), each env's own ``info`` merged by ``_add_info``, ``final_obs`` as the
+env returned it; ``reset(seed=None)`` passes None to the envs unless a ``seed=``
+was given; ``np_random_seed``, ``get_attr``, ``set_attr`` and ``call`` reach the
+envs (NOTE [Python objects] in torchpool/_workers/spaces.py, docs/python_envs.md).
+
 Outputs are NumPy arrays by default and torch tensors with
 ``array_type="torch"`` (moved to ``device`` when one is given). They are views
 of the pool's output ring, never copied and never overwritten while you hold
@@ -36,6 +45,7 @@ pop ``reset_mask`` out of the caller's dict.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -45,6 +55,7 @@ import torch
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from ._workers import spaces as _spaces
 from .pool import FIXED_KEYS, Pool, make
 from .registry import list_envs_unchecked
 
@@ -116,8 +127,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         autoreset_mode: AutoresetMode | str | None = None,
         array_type: Literal["numpy", "torch"] = "numpy",
         device: torch.device | str | None = None,
+        observation_mode: str | tuple[gymnasium.Space, gymnasium.Space] = "same",
         **make_kwargs: Any,
     ):
+        custom_spaces = _observation_mode(observation_mode)
         pool_autoreset = make_kwargs.pop("autoreset", None)
         if autoreset_mode is None:
             autoreset_mode = AutoresetMode.NEXT_STEP if pool_autoreset is None else pool_autoreset
@@ -134,8 +147,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 f"a Gymnasium VectorEnv steps every env at once: batch_size must be num_envs={num_envs}, "
                 f"got {batch_size}; use torchpool.make() for an async pool")
 
-        self._pool: Pool = make(env_id, num_envs=num_envs, autoreset=AUTORESET_TO_POOL[self.autoreset_mode],
-                                **make_kwargs)
+        with warnings.catch_warnings():
+            # A Python env's info keys that are not numbers reach info here (NOTE [Python objects])
+            warnings.filterwarnings("ignore", message=r".*are not numbers of a fixed shape and are dropped")
+            self._pool: Pool = make(env_id, num_envs=num_envs, autoreset=AUTORESET_TO_POOL[self.autoreset_mode],
+                                    **make_kwargs)
         self.env_id = env_id
         self.num_envs = num_envs
         self.array_type = array_type
@@ -145,7 +161,23 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = self._pool.action_spec.to_gymnasium()
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
+        if custom_spaces is not None:
+            self.observation_space, self.single_observation_space = custom_spaces
         self._extra_keys = tuple(self._pool.extra_keys)
+        # A pool of Python envs handed back as NumPy: what Gymnasium's own vector envs return, object leaves,
+        # infos and space dtypes included (NOTE [Python objects] in torchpool/_workers/spaces.py).
+        self._python = hasattr(self._pool, "objects") and array_type == "numpy"
+        if self._python:
+            self._observation_space = self._pool.observation_space
+            self._columns = self._pool.observation_columns
+            self._action_plan = self._pool.action_plan
+            self._object_leaves: list = [()] * num_envs  # per env, the object leaves of its latest observation
+            self._ended = np.zeros(num_envs, dtype=bool)  # NEXT_STEP: the envs the next step resets
+        seed = self._pool.seed
+        self._seeds: tuple = tuple(int(seed) + i for i in range(num_envs)) if isinstance(
+            seed, (int, np.integer)) else tuple(seed)
+        # Python envs made with no seed= reset as in Gymnasium's vector envs: reset(seed=None) passes None
+        self._unseeded_resets = self._python and "seed" not in make_kwargs
         # The latest observation of every env ([N, ...], a view of the pool's
         # output), kept so a partial reset can return the whole batch.
         self._observation: Any = None  # a tensor or TensorDict; NumPy arrays (or a dict of them) after a NumPy step
@@ -154,6 +186,20 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     def pool(self) -> Pool:
         """The underlying :class:`torchpool.Pool`."""
         return self._pool
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:
+        """The seed of each env's latest seeding, as Gymnasium's vector envs report it: Python envs' own
+        ``np_random_seed``; for torchpool's C++ envs, env ``i`` of ``reset(seed=s)`` has ``s + i``,
+        ``reset(seed=None)`` keeps them, and before the first reset they are the pool's (``seed + i``)."""
+        if hasattr(self._pool, "get_attr"):
+            return self.get_attr("np_random_seed")
+        return self._seeds
+
+    @property
+    def np_random(self) -> tuple[np.random.Generator, ...]:
+        """Python envs' own ``np_random`` (a C++ env's generator is torchpool's, not NumPy's)."""
+        return self._python_envs("np_random").get_attr("np_random")
 
     # ---- Gymnasium API --------------------------------------------------------
 
@@ -185,6 +231,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                  "continued envs in one reset; reset them with two reset_masks")
 
         if mask is None:
+            if seed is not None:
+                self._seeds = tuple(seed) if isinstance(seed, list) else tuple(int(seed) + i
+                                                                               for i in range(self.num_envs))
+            if self._python:
+                return self._reset_python(seed, None)
             td = self._pool.reset(seed=seed)
             self._observation = td["observation"]
             return self._output(self._observation), self._extras_info(td, None)
@@ -194,6 +245,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             seed = [seed[i] for i in ids.tolist()]
         if self._observation is None and len(ids) < self.num_envs:
             raise RuntimeError("the first reset() must reset every env")
+        if seed is not None:
+            seeds = list(self._seeds)
+            for row, env in enumerate(ids.tolist()):
+                seeds[env] = seed[row] if isinstance(seed, list) else int(seed) + env
+            self._seeds = tuple(seeds)
+        if self._python:
+            return self._reset_python(seed, ids)
         td = self._pool.reset(seed=seed, env_ids=ids)
         if len(ids) == self.num_envs:
             self._observation = td["observation"]
@@ -211,6 +269,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         ``observations [N, ...]``, ``rewards`` float32 ``[N]``, ``terminations``
         and ``truncations`` bool ``[N]``; ``info`` as described in the module docstring.
         """
+        _refuse_scalar_actions(actions)
+        if self._python:
+            return self._step_python(actions)
         if self.array_type == "numpy":
             return self._step_arrays(actions)
         td = self._pool.step(actions)
@@ -222,6 +283,42 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 info = self._final_info(td, done) | info
         return (self._output(self._observation), self._output(td["reward"]), self._output(td["terminated"]),
                 self._output(td["truncated"]), info)
+
+    # Gymnasium's env-object calls, for a pool of Python envs (ProcessPool's NOTE [Env requests]); a C++
+    # env has no Python object to reach.
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Each env's ``env.get_wrapper_attr(name)(*args, **kwargs)``, or that attribute if it is not
+        callable, as ``SyncVectorEnv.call``."""
+        pool = self._python_envs("call")
+        try:
+            return tuple(pool.call(name, *args, **kwargs))
+        except TypeError as error:
+            if "not callable" not in str(error):
+                raise
+            return tuple(pool.get_attr(name))
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """Each env's attribute ``name`` (through its wrappers), as ``SyncVectorEnv.get_attr``."""
+        return tuple(self._python_envs("get_attr").get_attr(name))
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
+        """``env.set_wrapper_attr(name, value)`` on each env: ``values`` one per env, or one value for all,
+        as ``SyncVectorEnv.set_attr``."""
+        pool = self._python_envs("set_attr")
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError("Values must be a list or tuple with length equal to the number of environments. "
+                             f"Got `{len(values)}` values for {self.num_envs} environments.")
+        for env, value in enumerate(values):
+            pool.call("set_wrapper_attr", name, value, env_ids=[env])
+
+    def _python_envs(self, what: str) -> Any:
+        if not hasattr(self._pool, "get_attr"):
+            raise AttributeError(f"{what}: {self.env_id!r} is one of torchpool's C++ envs, with no Python env "
+                                 "object to reach")
+        return self._pool
 
     def close_extras(self, **kwargs: Any) -> None:
         self._pool.close()
@@ -238,6 +335,123 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         return f"{type(self).__name__}({self.env_id!r}, num_envs={self.num_envs})"
 
     # ---- internals ------------------------------------------------------------
+
+    # ---- a pool of Python envs (NOTE [Python objects]) --------------------------
+
+    def _reset_python(self, seed: Any, ids: torch.Tensor | None) -> tuple[Any, dict[str, Any]]:
+        """``reset()`` of a pool of Python envs: ``ids`` None resets every env."""
+        env_ids = list(range(self.num_envs)) if ids is None else ids.tolist()
+        if seed is None and self._unseeded_resets:
+            self._pool.unseed_next_resets(env_ids)
+        td = self._pool.reset(seed=seed) if ids is None else self._pool.reset(seed=seed, env_ids=ids)
+        observation = self._output(td["observation"])
+        if ids is not None and len(env_ids) < self.num_envs:  # the other rows keep their last observation
+            kept = self._observation
+            if isinstance(kept, dict):
+                observation = {key: _with_rows(kept[key], env_ids, value) for key, value in observation.items()}
+            else:
+                observation = _with_rows(kept, env_ids, observation)
+        self._observation = observation
+        self._ended[env_ids] = False
+        answers = self._pool.objects(_RESET_SLOT, None if ids is None else env_ids)
+        extras = {key: td[key].numpy() for key in self._extra_keys}
+        if answers is None:
+            rows = torch.zeros(self.num_envs, dtype=torch.bool)
+            rows[env_ids] = True
+            info = self._extras_info(td, ids, rows)
+        else:
+            for env, answer in zip(env_ids, answers):
+                self._object_leaves[env] = () if answer is None else answer[0]
+            info = self._python_info(extras, env_ids, answers)
+        return self._python_observation(observation), info
+
+    def _step_python(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """``step()`` of a pool of Python envs: ``info`` built as SyncVectorEnv builds it from each env's."""
+        columns = self._pool.step_arrays(self._pool_actions(actions))
+        observation = columns["observation"]
+        if isinstance(observation, dict):
+            observation = dict(observation)  # the caller's own dict: the pool's is reused
+        self._observation = observation
+        done = columns["done"]
+        mode = self.autoreset_mode
+        if mode is AutoresetMode.NEXT_STEP:
+            reset, self._ended = self._ended, done.copy()
+        elif mode is AutoresetMode.SAME_STEP:
+            reset = done
+        else:
+            reset = None
+        steps = self._pool.objects(_STEP_SLOT)
+        reset_ids = [] if reset is None else np.flatnonzero(reset).tolist()
+        resets = self._pool.objects(_RESET_SLOT, reset_ids) if reset_ids else None
+        ended = reset_ids if mode is AutoresetMode.SAME_STEP else []
+        extras = {key: columns[key] for key in self._extra_keys}
+        if steps is None and resets is None and not ended:
+            info = self._extras_info({key: torch.from_numpy(value) for key, value in extras.items()}, None) \
+                if extras else {}
+        else:
+            answers = list(steps) if steps is not None else [None] * self.num_envs
+            finals = {}
+            for env, answer in zip(reset_ids, resets or [None] * len(reset_ids)):
+                if env in ended:
+                    finals[env] = answers[env]
+                answers[env] = answer
+            info = self._python_info(extras, range(self.num_envs), answers, finals, columns)
+            for env, answer in enumerate(answers):
+                if answer is not None:
+                    self._object_leaves[env] = answer[0]
+        return (self._python_observation(observation), columns["reward"], columns["terminated"],
+                columns["truncated"], info)
+
+    def _pool_actions(self, actions: Any) -> Any:
+        """The actions as the pool takes them (spaces.action_plan's kinds)."""
+        kind = self._action_plan.worker[0]
+        if kind == "flat":
+            return _spaces.flatten_actions(self._action_plan, self.single_action_space, actions, self.num_envs)
+        if kind == "object":
+            actions = list(gymnasium.vector.utils.iterate(self.action_space, actions))
+            if len(actions) != self.num_envs:
+                raise ValueError(f"got {len(actions)} actions for num_envs={self.num_envs}")
+            self._pool.put_object_actions(actions)
+            return torch.zeros(self.num_envs, dtype=torch.int64)
+        if isinstance(actions, np.ndarray) and actions.dtype.name not in _POOL_ACTION_DTYPES:
+            # int8, uint16, bool... (a MultiDiscrete's or MultiBinary's own dtype): the pool takes these
+            actions = actions.astype(np.float64 if actions.dtype.kind == "f" else np.int64)
+        if kind == "discrete" and self._ended.any():
+            # NEXT_STEP: these envs reset and ignore their action, which Gymnasium never checks
+            actions = np.array(actions, copy=True)
+            actions[self._ended] = 0
+        return actions
+
+    def _python_observation(self, observation: Any) -> Any:
+        return _spaces.batch_observations(self._observation_space, self._columns, observation, self._object_leaves)
+
+    def _python_info(self, extras: dict[str, np.ndarray], env_ids: Sequence[int], answers: list,
+                     finals: dict | None = None, columns: dict | None = None) -> dict[str, Any]:
+        """Each env's info (its answer's, or its row of the extras when the extras hold it as it is), merged
+        by ``VectorEnv._add_info`` as SyncVectorEnv merges them; ``finals``: env -> its last step's answer,
+        for the envs whose episode ended in a SAME_STEP step (``final_obs``, ``final_info``)."""
+        infos: dict[str, Any] = {}
+        final_batch = None
+        for row, env in enumerate(env_ids):
+            if finals and env in finals:
+                answer = finals[env]
+                final_obs = None if answer is None else answer[2]
+                if final_obs is None:  # too large for its slot, or an end the pool's time limit made
+                    if final_batch is None:
+                        final_batch = _spaces.batch_observations(
+                            self._observation_space, self._columns, columns["final_observation"],
+                            [(() if answer is None else answer[0]) for answer in
+                             (finals.get(e) for e in range(self.num_envs))])
+                    final_obs = _spaces.row(self._observation_space, final_batch, env)
+                final_info = {} if answer is None or answer[1] is None else answer[1]
+                infos = self._add_info(infos, {"final_obs": final_obs, "final_info": final_info}, env)
+            answer = answers[row]
+            if answer is not None and answer[1] is not None:
+                info = answer[1]
+            else:
+                info = {key: _scalar(values[row]) for key, values in extras.items()}
+            infos = self._add_info(infos, info, env)
+        return infos
 
     def _step_arrays(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """``step()`` for NumPy outputs: the pool's NumPy views (``Pool.step_arrays``), no TensorDict.
@@ -349,6 +563,49 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             final_info["_" + key] = self._mask(done)
         return {"final_obs": final_obs, "_final_obs": self._mask(done),
                 "final_info": final_info, "_final_info": self._mask(done)}
+
+
+_RESET_SLOT, _STEP_SLOT = 1, 2  # worker.ObjectSlots.RESET and .STEP
+_POOL_ACTION_DTYPES = frozenset({"float32", "float64", "int32", "int64", "uint8"})
+
+
+def _observation_mode(mode: Any) -> tuple[gymnasium.Space, gymnasium.Space] | None:
+    """``observation_mode`` as AsyncVectorEnv takes it: ``"same"`` (None: the pool's spaces), or a tuple
+    ``(observation_space, single_observation_space)`` to report. ``"different"`` is refused: every env of a
+    pool has env 0's spaces."""
+    if isinstance(mode, tuple) and len(mode) == 2:
+        if not isinstance(mode[0], gymnasium.Space) or not isinstance(mode[1], gymnasium.Space):
+            raise TypeError(f"Expected both elements of observation_mode to be Spaces, got {type(mode[0])} "
+                            f"and {type(mode[1])}")
+        return mode
+    if isinstance(mode, str) and mode == "same":
+        return None
+    if isinstance(mode, str) and mode == "different":
+        raise ValueError("observation_mode='different': every env of a torchpool pool must have the same "
+                         "observation space (give the spaces to report as observation_mode=(batch, single))")
+    # Gymnasium's message (AsyncVectorEnv.__init__)
+    raise ValueError("Invalid `observation_mode`, expected: 'same' or 'different' or tuple of single and batch "
+                     f"observation space, actual got {mode}")
+
+
+def _refuse_scalar_actions(actions: Any) -> None:
+    """One number for all envs is refused with TypeError, as Gymnasium's vector envs refuse it."""
+    if isinstance(actions, (int, float, np.generic)) or (
+            isinstance(actions, (np.ndarray, torch.Tensor)) and actions.ndim == 0):
+        raise TypeError(f"step() takes one action per env (a batch of the vector action space), "
+                        f"got the scalar {actions!r}")
+
+
+def _with_rows(kept: np.ndarray, env_ids: list[int], rows: np.ndarray) -> np.ndarray:
+    full = np.array(kept, copy=True)
+    full[env_ids] = rows
+    return full
+
+
+def _scalar(value: Any) -> Any:
+    """A row of an extras column as an env's info held it: a bool as Python's (``_add_info`` batches a
+    NumPy bool into an object array), numbers as NumPy's, arrays as they are."""
+    return bool(value) if isinstance(value, np.bool_) else value
 
 
 def _as_tensors(column: Any) -> Any:

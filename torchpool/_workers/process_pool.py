@@ -93,6 +93,10 @@ def _process_module():
     return _process
 
 
+# Bytes of each env's three object slots (NOTE [Python objects] in spaces.py): a pickle of an observation's
+# Text, Graph or Sequence parts, or of an info, must fit. Pages never written take no memory.
+_OBJECT_SLOT_BYTES = 1 << 20
+
 # How long a request may run in a worker before the pool kills that worker (NOTE [Step timeout]).
 DEFAULT_STEP_TIMEOUT_S = 60.0
 
@@ -348,6 +352,9 @@ class ProcessPool(Pool):
                        + [int(np.prod(shape, dtype=np.int64)) * dtype.itemsize for _, dtype, shape in extras],
                        _ERROR_BYTES)
         offsets = process.layout(layout_args)
+        # NOTE [Python objects] (spaces.py): the object slots follow the core's region, untouched pages cost nothing
+        offsets["objects"] = -(-offsets["total"] // 4096) * 4096
+        offsets["total"] = offsets["objects"] + layout_args[0] * 3 * _OBJECT_SLOT_BYTES
         self._region_fd = os.memfd_create("torchpool-process-pool", os.MFD_CLOEXEC)
         os.ftruncate(self._region_fd, offsets["total"])
         import mmap
@@ -368,7 +375,13 @@ class ProcessPool(Pool):
                       "action_size": action.size, "action": action.worker,
                       "fields": [(c.path, c.dtype.name, c.shape) for c in columns],
                       "extras": [(key, dtype.name, shape) for key, dtype, shape in extras],
-                      "spin_polls": _WORKER_SPIN_POLLS}
+                      "spin_polls": _WORKER_SPIN_POLLS,
+                      "objects": {"slot_bytes": _OBJECT_SLOT_BYTES,
+                                  "paths": spaces.object_paths(first["observation_space"])}}
+        self._objects = worker_script.ObjectSlots(self._region, offsets["objects"], layout_args[0],
+                                                  _OBJECT_SLOT_BYTES)
+        self.observation_columns = columns
+        self.action_plan = action
         if self._steps_in == "caller":  # NOTE [Answers in the caller]
             self._in_caller = in_caller.AnswersInCaller(process, self._region, self._region_address, self._plan,
                                                         envs_here)
@@ -449,6 +462,27 @@ class ProcessPool(Pool):
         plan["step_timeouts"] = self._supervisor.timeouts if self._supervisor else 0
         return plan
 
+    def objects(self, slot: int, env_ids: Sequence[int] | None = None) -> list | None:
+        """NOTE [Python objects] (spaces.py): per env of ``env_ids`` (default: all), its last reset's
+        (``slot`` 1) or step's (2) ``(object leaves of the observation, info or None, final observation
+        or None)``, None where the answer had none of them; None for all when none had."""
+        lengths = self._objects.lengths[:, slot] if env_ids is None else self._objects.lengths[env_ids, slot]
+        if not lengths.any():
+            return None
+        read = self._objects.read
+        return [read(env, slot) for env in (range(self.num_envs) if env_ids is None else env_ids)]
+
+    def unseed_next_resets(self, env_ids: Sequence[int]) -> None:
+        """The next reset of each env of ``env_ids`` passes ``seed=None`` to ``env.reset``, even where it is
+        the env's first (which the pool otherwise seeds with ``seed + i``): Gymnasium's ``reset(seed=None)``."""
+        self._objects.lengths[list(env_ids), worker_script.ObjectSlots.RESET] = worker_script.ObjectSlots.UNSEEDED
+
+    def put_object_actions(self, actions: Sequence[Any]) -> None:
+        """Each env's action of an ``"object"`` action space (``action_plan.worker[0]``), for the next
+        ``step()``, whose action tensor is then a dummy (zeros of ``[num_envs]``)."""
+        for env, action in enumerate(actions):
+            self._objects.write(env, worker_script.ObjectSlots.ACTION, action)
+
     @property
     def worker_pids(self) -> list[int]:
         return [worker.pid for worker in self._workers]
@@ -481,6 +515,7 @@ class ProcessPool(Pool):
         if self._region_fd >= 0:
             os.close(self._region_fd)
             self._region_fd = -1
+            self._objects = None  # views of the region
             self._region.close()
 
     def __repr__(self) -> str:

@@ -2,15 +2,28 @@
 
 A process pool's envs are Python envs: their observation space becomes the
 core's observation fields (one unnamed field for a ``Box``, ``Discrete``,
-``MultiDiscrete`` or ``MultiBinary``; named fields for a ``Dict`` or ``Tuple``,
-``td["observation", name]``), their action space the core's action (a
-``Discrete`` index, or a box of numbers the worker casts back to the space's
-dtype), and the numeric entries of their first ``info`` extras. Each spec
-keeps the original space, so ``.to_gymnasium()`` returns it unchanged.
+``MultiDiscrete`` or ``MultiBinary``; named fields for ``Dict`` and ``Tuple``
+spaces, nested ones included, ``td["observation", "position/x"]``), their action space the
+core's action (a ``Discrete`` index, or a box of numbers the worker casts back
+to the space's dtype and structure), and the numeric entries of their first
+``info`` extras. Each spec keeps the original space, so ``.to_gymnasium()``
+returns it unchanged.
+
+NOTE [Python objects]. What no fixed-size column can hold travels as a pickle
+in a slot of the region's object area (``worker.ObjectSlots``): the parts of an
+observation that cannot batch (``Text``, ``Sequence``, ``Graph``, ``OneOf``, a
+custom ``Space``: their "object leaves"), an action of such a space, an
+``info`` whose keys or values the extras columns do not hold as they are (a
+key missing or added, a dict, a string), every reset's ``info`` (in a
+SAME_STEP step the extras keep the step's) and the observation at an episode's
+end (``final_obs``, as the env returned it). A step with none of these writes
+no pickle. The Gymnasium adapter reads them back (``ProcessPool.objects``), so
+its observations and infos are what Gymnasium's own vector envs return.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,14 +65,18 @@ class SpaceDiscreteSpec(_KeepsSpace, DiscreteSpec):
 
 @dataclass(frozen=True)
 class Column:
-    """One observation field: its name ("" for the only one), where it is in an observation, how it is stored."""
+    """One observation field: its name ("" for the only one), where it is in an observation, how it is stored
+    (``dtype``) and the dtype of its space (``space_dtype``: the Gymnasium adapter hands that back).
+
+    ``path`` is None for the placeholder of an observation with no field that batches (all object leaves)."""
 
     name: str
-    path: tuple
+    path: tuple | None
     dtype: np.dtype
     shape: tuple[int, ...]
     low: np.ndarray
     high: np.ndarray
+    space_dtype: np.dtype | None = None
 
     @property
     def row_bytes(self) -> int:
@@ -90,40 +107,70 @@ def _stored_dtype(dtype: np.dtype, what: str) -> np.dtype:
     if dtype in _WIDENED:
         return np.dtype(_WIDENED[dtype])
     raise ValueError(f"{what} has dtype {dtype}, which torchpool cannot store "
-                     f"(it takes {', '.join(sorted(set(_STORED.values()) | set(_WIDENED)))})")
+                     f"(it takes {', '.join(sorted(set(_STORED.values()) | {dtype.name for dtype in _WIDENED}))})")
+
+
+_BATCHED = ("Box", "Discrete", "MultiDiscrete", "MultiBinary")
 
 
 def _leaf(space: Any, name: str, path: tuple, what: str) -> Column:
     from gymnasium import spaces
 
+    dtype = np.dtype(space.dtype) if space.dtype is not None else None
     if isinstance(space, spaces.Box):
-        return Column(name, path, _stored_dtype(space.dtype, what), tuple(space.shape), space.low, space.high)
+        return Column(name, path, _stored_dtype(dtype, what), tuple(space.shape), space.low, space.high, dtype)
     if isinstance(space, spaces.Discrete):
-        return Column(name, path, np.dtype("int64"), (), np.array(space.start), np.array(space.start + space.n - 1))
+        return Column(name, path, _stored_dtype(dtype, what), (), np.array(space.start),
+                      np.array(space.start + space.n - 1), dtype)
     if isinstance(space, spaces.MultiDiscrete):
-        return Column(name, path, np.dtype("int64"), tuple(space.shape), space.start, space.start + space.nvec - 1)
-    if isinstance(space, spaces.MultiBinary):
-        return Column(name, path, np.dtype("uint8"), tuple(space.shape), np.zeros(space.shape), np.ones(space.shape))
-    raise ValueError(f"{what} is a {type(space).__name__} space, which torchpool cannot serve "
-                     "(it takes Box, Discrete, MultiDiscrete, MultiBinary, and a Dict or Tuple of them)")
+        return Column(name, path, _stored_dtype(dtype, what), tuple(space.shape), space.start,
+                      space.start + space.nvec - 1, dtype)
+    if isinstance(space, spaces.MultiBinary):  # 0 and 1: bytes whatever the dtype (int8 by default)
+        return Column(name, path, np.dtype("uint8"), tuple(space.shape), np.zeros(space.shape),
+                      np.ones(space.shape), dtype)
+    raise ValueError(f"{what} is a {type(space).__name__} space, which torchpool cannot batch "
+                     f"(it batches {', '.join(_BATCHED)}, and Dict and Tuple spaces of them)")
+
+
+def batches(space: Any) -> bool:
+    """Whether ``space`` is a leaf that a column holds (else its values are Python objects, NOTE [Python objects])."""
+    from gymnasium import spaces
+
+    return isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary))
+
+
+def _walk(space: Any, path: tuple = ()):
+    """``(path, leaf)`` of every leaf of ``space`` (Dict and Tuple spaces are walked into), in order."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Dict):
+        for key, subspace in space.spaces.items():
+            yield from _walk(subspace, (*path, key))
+    elif isinstance(space, spaces.Tuple):
+        for index, subspace in enumerate(space.spaces):
+            yield from _walk(subspace, (*path, index))
+    else:
+        yield path, space
+
+
+def object_paths(space: Any) -> list[tuple]:
+    """The paths of the leaves of an observation space that cannot batch (NOTE [Python objects]), in order."""
+    return [path for path, leaf in _walk(space) if not batches(leaf)]
 
 
 def observation_columns(space: Any) -> list[Column]:
-    """The core's observation fields of ``space``, in its order."""
-    from gymnasium import spaces
-
-    if isinstance(space, (spaces.Dict, spaces.Tuple)):
-        items = space.spaces.items() if isinstance(space, spaces.Dict) else enumerate(space.spaces)
-        columns = []
-        for key, subspace in items:
-            if isinstance(subspace, (spaces.Dict, spaces.Tuple)):
-                raise ValueError(f"observation space entry {key!r} is a nested {type(subspace).__name__}, which "
-                                 "torchpool cannot serve (one level of Dict or Tuple)")
-            columns.append(_leaf(subspace, str(key), (key,), f"observation space entry {key!r}"))
-        if not columns:
-            raise ValueError(f"the observation space {space} is empty")
-        return columns
-    return [_leaf(space, "", (), "the observation space")]
+    """The core's observation fields of ``space``, in its order: one per leaf that batches, named by its
+    path (``"position/x"``); an observation with none has one placeholder field (``path`` None)."""
+    leaves = list(_walk(space))
+    if leaves == [((), space)] and batches(space):
+        return [_leaf(space, "", (), "the observation space")]
+    columns = [_leaf(leaf, "/".join(map(str, path)), path, f"observation space entry {'/'.join(map(str, path))!r}")
+               for path, leaf in leaves if batches(leaf)]
+    if not columns:
+        return [Column("", None, np.dtype("uint8"), (), np.array(0), np.array(0))]
+    if len(columns) == 1:  # the core's one field is unnamed, wherever it is in the observation
+        return [dataclasses.replace(columns[0], name="")]
+    return columns
 
 
 def observation_spec(space: Any, columns: list[Column]) -> BoxSpec | DictSpec:
@@ -132,37 +179,157 @@ def observation_spec(space: Any, columns: list[Column]) -> BoxSpec | DictSpec:
     return SpaceDictSpec({column.name: column.box_spec() for column in columns}, space=space)
 
 
+def batch_observations(space: Any, columns: list[Column], arrays: Any, objects: list | None) -> Any:
+    """The batch Gymnasium's vector envs return for ``space``, from the pool's arrays and object leaves.
+
+    ``arrays``: the pool's observation (an array [N, ...], or a dict of them by column name);
+    ``objects``: per env, the values of its object leaves (``object_paths`` order), or None if there are
+    none. A leaf that batches is its array in the space's own dtype (a view when the bytes are the same);
+    an object leaf is a tuple of the envs' values, as ``gymnasium.vector.utils.concatenate`` makes it.
+    """
+    by_path = {column.path: column for column in columns}
+    object_index = {path: index for index, path in enumerate(object_paths(space))}
+
+    def batch(subspace: Any, path: tuple) -> Any:
+        from gymnasium import spaces
+
+        if isinstance(subspace, spaces.Dict):
+            return {key: batch(value, (*path, key)) for key, value in subspace.spaces.items()}
+        if isinstance(subspace, spaces.Tuple):
+            return tuple(batch(value, (*path, index)) for index, value in enumerate(subspace.spaces))
+        column = by_path.get(path)
+        if column is None:
+            index = object_index[path]
+            return tuple(values[index] for values in objects)
+        array = arrays if column.name == "" else arrays[column.name]
+        return _as_space_dtype(array, column)
+
+    return batch(space, ())
+
+
+def row(space: Any, batch: Any, index: int) -> Any:
+    """Env ``index``'s observation in a batch of ``batch_observations``."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Dict):
+        return {key: row(value, batch[key], index) for key, value in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(row(value, batch[i], index) for i, value in enumerate(space.spaces))
+    return batch[index]
+
+
+def _as_space_dtype(array: np.ndarray, column: Column) -> np.ndarray:
+    wanted = column.space_dtype
+    if wanted is None or array.dtype == wanted:
+        return array
+    if wanted.itemsize == array.dtype.itemsize and wanted.kind in "iu" and array.dtype.kind in "iu":
+        return array.view(wanted)  # MultiBinary's 0 and 1 as int8: the same bytes
+    return array.astype(wanted)
+
+
 @dataclass(frozen=True)
 class ActionPlan:
     core: tuple          # (discrete, n, shape, low, high) for _process.register_region
-    worker: tuple        # ("discrete"|"box", numpy dtype name, shape) for the worker's converter
+    worker: tuple        # (kind, numpy dtype name, shape) for the worker's converter, worker.action_reader()
     spec: Any            # the pool's action_spec
     dtypes: frozenset    # the torch dtypes a send() takes
     size: int            # numbers per env in the region
+    leaves: tuple = ()   # "flat" actions: (path, numbers) of each leaf, in the region's order
+
+
+_INTEGERS = frozenset({torch.int64, torch.int32, torch.uint8})
+_FLOATS = frozenset({torch.float32, torch.float64})
 
 
 def action_plan(space: Any) -> ActionPlan:
+    """How actions of ``space`` travel: the kind the worker reads back (worker.action_reader()).
+
+    ``"discrete"``: a ``Discrete`` from 0, the core's index. ``"box"``: a ``Box``, ``MultiDiscrete`` or
+    ``MultiBinary``, its numbers. ``"flat"``: a ``Dict`` or ``Tuple`` of those (nested too) or a
+    ``Discrete`` with another start: the numbers of every leaf in a row, rebuilt into the space's
+    structure and dtypes (``flatten_actions`` makes the row). ``"object"``: a space with a leaf that cannot
+    batch (``Text``, ``Graph``, ...): each env's action is pickled into its object slot (NOTE [Python objects]);
+    the core carries a dummy index.
+    """
     from gymnasium import spaces
 
-    if isinstance(space, spaces.Discrete):
-        if int(space.start) != 0:
-            raise ValueError(f"the action space {space} starts at {int(space.start)}; torchpool serves Discrete "
-                             "actions that start at 0 (wrap the env to shift them)")
+    if isinstance(space, spaces.Discrete) and int(space.start) == 0:
         n = int(space.n)
-        return ActionPlan((True, n, [], [], []), ("discrete", "int64", ()), SpaceDiscreteSpec(n, space=space),
-                          frozenset({torch.int64, torch.int32, torch.uint8}), 1)
+        return ActionPlan((True, n, [], [], []), ("discrete", np.dtype(space.dtype).name, ()),
+                          SpaceDiscreteSpec(n, space=space), _INTEGERS, 1)
     if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
         column = _leaf(space, "", (), "the action space")
-        integral = not np.issubdtype(np.dtype(space.dtype), np.floating)
-        dtypes = {torch.float32, torch.float64} | ({torch.int64, torch.int32, torch.uint8} if integral else set())
+        dtype = np.dtype(space.dtype)
+        dtypes = _FLOATS | (_INTEGERS if dtype.kind in "iub" else set())
         shape = tuple(space.shape)
         size = int(np.prod(shape, dtype=np.int64))
         spec = column.box_spec(space)
         return ActionPlan((False, 0, list(shape), _flat(np.broadcast_to(column.low, shape)),
                            _flat(np.broadcast_to(column.high, shape))),
-                          ("box", np.dtype(space.dtype).name, shape), spec, frozenset(dtypes), size)
-    raise ValueError(f"the action space {space} is a {type(space).__name__}, which torchpool cannot serve "
-                     "(it takes Discrete, Box, MultiDiscrete and MultiBinary actions)")
+                          ("box", dtype.name, shape), spec, frozenset(dtypes), size)
+    leaves = list(_walk(space))
+    if all(batches(leaf) for _, leaf in leaves):
+        return _flat_action_plan(space, leaves)
+    return ActionPlan((True, 1, [], [], []), ("object", "", ()), SpaceDiscreteSpec(1, space=space), _INTEGERS, 1)
+
+
+def _flat_action_plan(space: Any, leaves: list) -> ActionPlan:
+    lows, highs, rows, integral = [], [], [], True
+    for path, leaf in leaves:
+        column = _leaf(leaf, "", path, "the action space")
+        shape = tuple(leaf.shape)
+        numbers = int(np.prod(shape, dtype=np.int64))
+        lows += _flat(np.broadcast_to(column.low, shape))
+        highs += _flat(np.broadcast_to(column.high, shape))
+        rows.append((path, numbers))
+        integral = integral and np.dtype(leaf.dtype).kind in "iub"
+    size = len(lows)
+    dtype = torch.int64 if integral else torch.float64
+    spec = SpaceBoxSpec((size,), dtype, torch.tensor(lows).to(dtype), torch.tensor(highs).to(dtype), space=space)
+    return ActionPlan((False, 0, [size], lows, highs), ("flat", _structure(space, 0)[0], (size,)), spec,
+                      _FLOATS | (_INTEGERS if integral else frozenset()), size, tuple(rows))
+
+
+def _structure(space: Any, offset: int) -> tuple[tuple, int]:
+    """The worker's recipe for a "flat" action (worker.action_reader()), and the offset after it:
+    ``("dict", ((key, recipe), ...))``, ``("tuple", (recipe, ...))``, or ``("leaf", offset, numbers, dtype,
+    shape, scalar)`` where ``scalar`` says the value is a NumPy scalar (a ``Discrete``'s), not an array."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Dict):
+        items = []
+        for key, subspace in space.spaces.items():
+            recipe, offset = _structure(subspace, offset)
+            items.append((key, recipe))
+        return ("dict", tuple(items)), offset
+    if isinstance(space, spaces.Tuple):
+        items = []
+        for subspace in space.spaces:
+            recipe, offset = _structure(subspace, offset)
+            items.append(recipe)
+        return ("tuple", tuple(items)), offset
+    shape = tuple(space.shape)
+    numbers = int(np.prod(shape, dtype=np.int64))
+    return ("leaf", offset, numbers, np.dtype(space.dtype).name, shape,
+            isinstance(space, spaces.Discrete)), offset + numbers
+
+
+def flatten_actions(plan: ActionPlan, space: Any, actions: Any, num_envs: int) -> np.ndarray:
+    """A batch of "flat" actions (a dict or tuple of arrays ``[N, ...]``, as ``batch_space(space)`` samples
+    them) as the region's rows: float64 ``[N, plan.size]``."""
+    rows = np.empty((num_envs, plan.size), dtype=np.float64)
+    offset = 0
+    for path, numbers in plan.leaves:
+        value = actions
+        for key in path:
+            value = value[key]
+        value = np.asarray(value)
+        if value.shape[:1] != (num_envs,):
+            raise ValueError(f"the action at {'/'.join(map(str, path))} has shape {value.shape}; expected "
+                             f"{num_envs} rows, one per env")
+        rows[:, offset:offset + numbers] = value.reshape(num_envs, numbers)
+        offset += numbers
+    return rows
 
 
 def info_extras(info: dict | None, reserved: set[str]) -> tuple[list[tuple[str, np.dtype, tuple]], list[str]]:

@@ -185,6 +185,82 @@ def load_process_module(path: str):
     return module
 
 
+class ObjectSlots:
+    """NOTE [Python objects] (spaces.py): per env, three slots of the region's object area, each a length
+    (uint64; 0: nothing) and that many bytes of pickle. ``ACTION`` is written by the parent before a step;
+    ``RESET`` and ``STEP`` hold the last reset's and the last step's answer, written where the env steps:
+    ``(object leaves of the observation, the info or None when the extras columns hold it as it is, the
+    observation at an episode's end or None)``. The parent may mark a ``RESET`` slot ``UNSEEDED`` before a
+    reset: that reset passes ``seed=None`` to ``env.reset``, even where it is the env's first (which the
+    pool otherwise seeds with its ``seed + i``), as Gymnasium's vector envs do for ``reset(seed=None)``."""
+
+    ACTION, RESET, STEP = 0, 1, 2
+    UNSEEDED = 2**64 - 1
+
+    def __init__(self, region, offset: int, num_envs: int, slot_bytes: int):
+        import numpy as np
+
+        self.data = np.ndarray((num_envs, 3, slot_bytes), dtype=np.uint8, buffer=region, offset=offset)
+        self.lengths = np.ndarray((num_envs, 3), dtype=np.uint64, buffer=region, offset=offset,
+                                  strides=(3 * slot_bytes, slot_bytes))
+        self.capacity = slot_bytes - 8
+
+    def write(self, env: int, slot: int, value: object) -> None:
+        import numpy as np
+
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(data) > self.capacity:
+            raise ValueError(f"this answer's Python objects (observation parts that cannot batch, an info torchpool "
+                             f"cannot batch as it is, or an action) pickle to {len(data)} bytes, more than the "
+                             f"{self.capacity} of an object slot")
+        self.data[env, slot, 8:8 + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        self.lengths[env, slot] = len(data)
+
+    def clear(self, env: int, slot: int) -> None:
+        self.lengths[env, slot] = 0
+
+    def read(self, env: int, slot: int):
+        """The value written, or None if the slot is empty."""
+        length = int(self.lengths[env, slot])
+        return pickle.loads(self.data[env, slot, 8:8 + length].tobytes()) if length else None
+
+
+def picklable_info(info: dict) -> dict:
+    """``info`` without the values that do not pickle (they cannot leave this process)."""
+    kept = {}
+    for key, value in info.items():
+        try:
+            pickle.dumps(value)
+        except Exception:
+            continue
+        kept[key] = value
+    return kept
+
+
+def action_reader(action: tuple, actions, slots: ObjectSlots | None):
+    """``read(env)``: env's action from the region, as its space holds it (spaces.action_plan's kinds but
+    "discrete", which EnvAnswers reads inline)."""
+    import numpy as np
+
+    kind, dtype, shape = action
+    if kind == "box":
+        return lambda env: actions[env].astype(dtype).reshape(shape)
+    if kind == "object":
+        return lambda env: slots.read(env, ObjectSlots.ACTION)
+
+    def build(recipe, row):
+        if recipe[0] == "dict":
+            return {key: build(item, row) for key, item in recipe[1]}
+        if recipe[0] == "tuple":
+            return tuple(build(item, row) for item in recipe[1])
+        _, offset, numbers, leaf_dtype, leaf_shape, scalar = recipe
+        if scalar:
+            return np.dtype(leaf_dtype).type(row[offset])
+        return row[offset:offset + numbers].astype(leaf_dtype).reshape(leaf_shape)
+
+    return lambda env: build(dtype, actions[env])
+
+
 class EnvAnswers:
     """Runs an env's request and writes its observation and info extras into the region's columns (the
     reward and flags are returned): the body of serve()'s loop, and of the parent's answers for envs that
@@ -207,6 +283,12 @@ class EnvAnswers:
         kind, self.action_dtype, self.action_shape = plan["action"]
         self.discrete = kind == "discrete"
         self.single = self.fields[0][0] if len(self.fields) == 1 and self.fields[0][1] == () else None
+        self.fields = [(target, path) for target, path in self.fields if path is not None]  # not a placeholder
+        objects = plan.get("objects")  # NOTE [Python objects] (spaces.py)
+        self.slots = None if objects is None else ObjectSlots(region, offsets["objects"], plan["num_envs"],
+                                                                objects["slot_bytes"])
+        self.object_paths = () if objects is None else tuple(objects["paths"])
+        self.read_action = action_reader(plan["action"], self.actions, self.slots)
         self.by_id = [None] * first_env + (envs or [])  # envs[env], by the pool's env id
         self.envs, self.build_error, self.op_step = envs, build_error, op_step
         self.started = set()  # envs reset by this process: a restarted worker's envs must reset before they step
@@ -225,20 +307,24 @@ class EnvAnswers:
             return cannot_run
         by_id, started, op_step, single, fields, extras = (self.by_id, self.started, self.op_step, self.single,
                                                            self.fields, self.extras)
-        discrete, actions, action_dtype, action_shape = (self.discrete, self.actions, self.action_dtype,
-                                                         self.action_shape)
-        # A Discrete action as NumPy's int64, as Gymnasium's vector envs pass it: Discrete.contains()
-        # (the env checker's) takes a slower path for a Python int.
-        int64 = np.int64
+        discrete, read_action = self.discrete, self.read_action
+        # A Discrete action as a NumPy integer (int64 unless the space says otherwise), as Gymnasium's
+        # vector envs pass it: Discrete.contains() (the env checker's) takes a slower path for a Python int.
+        int64 = np.dtype(self.action_dtype).type if discrete else None
+        slots, object_paths = self.slots, self.object_paths
+        extra_keys = {key for _, key in extras}
+        reset_slot, step_slot, unseeded = ObjectSlots.RESET, ObjectSlots.STEP, ObjectSlots.UNSEEDED
 
         def run(env: int, op: int, seed: int, index: int) -> tuple[float, bool, bool]:
             if op == op_step:
                 if env not in started:
                     raise RuntimeError(f"env {env}'s worker process was restarted since its last reset; "
                                        "the env starts a new episode")
-                action = int64(index) if discrete else actions[env].astype(action_dtype).reshape(action_shape)
+                action = int64(index) if discrete else read_action(env)
                 observation, reward, term, trunc, info = by_id[env].step(action)
             else:
+                if slots is not None and slots.lengths[env, reset_slot] == unseeded:  # NOTE [Python objects]
+                    seed = -1
                 observation, info = by_id[env].reset(seed=None if seed < 0 else seed)
                 reward, term, trunc = 0.0, False, False
                 started.add(env)
@@ -250,9 +336,41 @@ class EnvAnswers:
                     for key in path:
                         value = value[key]
                     target[env] = value
+            plain = True
             for target, key in extras:
-                target[env] = info.get(key, 0)
+                try:
+                    target[env] = info.get(key, 0)
+                except (TypeError, ValueError):  # not a number of the extra's shape this time: the info carries it
+                    target[env] = 0
+                    plain = False
+            if slots is not None:  # NOTE [Python objects]
+                if op != op_step:  # its info, always: in a SAME_STEP step the extras hold the step's
+                    write_objects(env, reset_slot, observation, info, False, True)
+                elif not plain or object_paths or term or trunc or info.keys() != extra_keys:
+                    write_objects(env, step_slot, observation, info, term or trunc, term or trunc, plain)
+                else:
+                    slots.lengths[env, step_slot] = 0
             return reward, term, trunc
+
+        def write_objects(env: int, slot: int, observation, info: dict, ended: bool, keep_info: bool,
+                          plain: bool = True) -> None:
+            # (object leaves, the info unless the extras hold it as it is, the observation as the env
+            # returned it at an episode's end: the final observation Gymnasium's vector envs hand back)
+            leaves = []
+            for path in object_paths:
+                value = observation
+                for key in path:
+                    value = value[key]
+                leaves.append(value)
+            info = None if info.keys() == extra_keys and not keep_info and plain else info
+            try:
+                slots.write(env, slot, (tuple(leaves), info, observation if ended else None))
+                return
+            except (pickle.PicklingError, TypeError, AttributeError, ValueError):
+                if info is None and not keep_info:
+                    raise
+            # without what does not pickle or does not fit: values of the info, the final observation
+            slots.write(env, slot, (tuple(leaves), None if info is None else picklable_info(info), None))
         return run
 
 
