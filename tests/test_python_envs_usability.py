@@ -460,3 +460,87 @@ def test_a_pool_whose_core_refuses_it_leaves_no_process_and_no_registry_entry(mo
     while _children() != before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _children() == before, "a failed pool left worker processes behind"
+
+
+# ---- the env objects: get_attr, set_attr, call, is_wrapped, set_reset_options (NOTE [Env requests]) ----------
+
+
+class Reachable(gymnasium.Env):
+    """An env with an attribute, a method and the options of its last reset, to reach from the pool."""
+
+    observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, level=0):
+        self.level = level
+        self.last_options = "never reset"
+
+    def reset(self, *, seed=None, options=None):
+        self.last_options = options
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), 0.0, False, False, {}
+
+    def compute_reward(self, achieved, desired, info=None):
+        return -np.abs(np.asarray(achieved) - np.asarray(desired)) * (self.level + 1)
+
+
+def _reachables(steps_in):
+    return torchpool.make([functools.partial(Reachable, level=i) for i in range(2)]
+                          + [lambda: gymnasium.wrappers.TimeLimit(Reachable(level=2), 10)],
+                          num_envs=3, steps_in=steps_in)
+
+
+@pytest.mark.parametrize("steps_in", ["caller", "workers"])
+def test_get_attr_set_attr_and_call_reach_each_envs_object(steps_in):
+    with _reachables(steps_in) as pool:
+        assert pool.get_attr("level") == [0, 1, 2], "get_attr reads through the TimeLimit of env 2"
+        assert pool.get_attr("level", env_ids=[-1, 0]) == [2, 0], "negative ids count from the end"
+        pool.set_attr("level", 7, env_ids=1)
+        assert pool.get_attr("level") == [0, 7, 2], "set_attr set env 1's only"
+        rewards = pool.call("compute_reward", np.array([1.0]), np.array([3.0]), info=None, env_ids=[0, 1])
+        np.testing.assert_array_equal(np.stack(rewards), [[-2.0], [-16.0]], err_msg="HER's compute_reward")
+        with pytest.raises(AttributeError, match="no_such_thing"):
+            pool.get_attr("no_such_thing")
+        with pytest.raises(IndexError):
+            pool.get_attr("level", env_ids=3)
+        pool.reset()
+        pool.step(torch.zeros(3, dtype=torch.int64))
+        assert pool.get_attr("level") == [0, 7, 2], "the pool steps on after requests"
+
+
+@pytest.mark.parametrize("steps_in", ["caller", "workers"])
+def test_is_wrapped_looks_through_each_envs_wrappers(steps_in):
+    with _reachables(steps_in) as pool:
+        assert pool.is_wrapped(gymnasium.wrappers.TimeLimit) == [False, False, True]
+        assert pool.is_wrapped(gymnasium.Wrapper, env_ids=[2]) == [True], "a base class of the wrapper"
+        assert pool.is_wrapped(gymnasium.wrappers.ClipAction) == [False] * 3
+
+
+@pytest.mark.parametrize("steps_in", ["caller", "workers"])
+def test_reset_options_reach_the_next_reset_only(steps_in):
+    with _reachables(steps_in) as pool:
+        pool.set_reset_options([{"level": 1}, None, {"level": 3}])
+        pool.reset()
+        assert pool.get_attr("last_options") == [{"level": 1}, None, {"level": 3}]
+        pool.reset()
+        assert pool.get_attr("last_options") == [None] * 3, "options are for one reset"
+        pool.set_reset_options({"x": 1}, env_ids=[1])
+        pool.reset()
+        assert pool.get_attr("last_options") == [None, {"x": 1}, None]
+
+
+def test_local_envs_are_the_objects_stepped_in_the_caller():
+    with _reachables("caller") as pool:
+        assert [env.get_wrapper_attr("level") for env in pool.local_envs] == [0, 1, 2]
+        pool.local_envs[0].level = 5
+        assert pool.get_attr("level", env_ids=0) == [5], "local_envs are the pool's own objects"
+    with _reachables("workers") as pool:
+        assert pool.local_envs is None, "envs in worker processes have no object here"
+
+
+def test_constructors_returning_one_env_object_are_refused():
+    env = Reachable()
+    with pytest.raises(ValueError, match="returned the same env object"):
+        torchpool.make([lambda: env] * 2, num_envs=2, steps_in="caller")

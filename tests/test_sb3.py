@@ -459,7 +459,7 @@ def test_vec_monitor_takes_it_and_agrees_with_the_episode_info():
 
 # VecVideoRecorder.__del__ reads attributes its refused __init__ never set (SB3's, whatever the env).
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_vec_video_recorder_films_atari_and_refuses_python_envs(tmp_path):
+def test_vec_video_recorder_films_atari_and_python_envs_made_to_render(tmp_path):
     pytest.importorskip("ale_py")
     from torchpool.sb3 import make_atari_env
 
@@ -473,14 +473,22 @@ def test_vec_video_recorder_films_atari_and_refuses_python_envs(tmp_path):
         envs.close()
     videos = list(tmp_path.glob("pong-step-0-to-step-20.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
-    with pytest.raises(ValueError, match="gymnasium:CartPole-v1's family does not render"):
-        make_vec_env("gymnasium:CartPole-v1", n_envs=2, render_mode="rgb_array", num_workers=1)
+    # A Python env renders as it was made to, as with SB3's own VecEnvs: render_mode goes to its constructor.
+    envs = make_vec_env("gymnasium:CartPole-v1", n_envs=2, render_mode="rgb_array", num_workers=1)
+    try:
+        assert envs.render_mode == "rgb_array"
+        envs.reset()
+        images = envs.get_images()
+        assert len(images) == 2 and all(image.shape == (400, 600, 3) for image in images), f"{images}"
+    finally:
+        envs.close()
     envs = make_vec_env("gymnasium:CartPole-v1", n_envs=2, num_workers=1)
     try:
+        assert envs.render_mode is None, "made with no render_mode, as gymnasium.make's default"
         with pytest.raises(AssertionError, match="render_mode must be 'rgb_array'"):
             VecVideoRecorder(envs, str(tmp_path), record_video_trigger=lambda step: step == 0)
-        with pytest.raises(NotImplementedError, match="does not render"):
-            envs.get_images()
+        with pytest.warns(UserWarning, match="not 'rgb_array'"):
+            assert envs.get_images() == [None, None]
     finally:
         envs.close()
 
@@ -764,5 +772,169 @@ def test_only_the_atari_family_gets_atari_accounting():
                 f"Monitor's episode {episode}, not r={float(LENGTH)}, l={LENGTH}: a non-Atari env "
                 "was given Atari's game accounting because of its info's names")
             assert (info["game_over"], info["raw_reward"]) == (0, 100.0), f"the env's own info changed: {info}"
+    finally:
+        envs.close()
+
+
+# ---- Python envs, as SB3's DummyVecEnv and SubprocVecEnv serve them (tests/test_peer_sb3.py runs SB3's own tests) --
+
+
+class GoalEnv(gymnasium.Env):
+    """A Python env with a method and an attribute of its own, and the options of its last reset."""
+
+    observation_space = gymnasium.spaces.Box(0, 1, (2,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, render_mode=None):
+        self.scale = 1.0
+        self.render_mode = render_mode
+        self.options = None
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.options = options
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        return self.observation_space.sample(), 0.0, False, False, {}
+
+    def compute_reward(self, achieved_goal, desired_goal, info):
+        return -self.scale * np.linalg.norm(achieved_goal - desired_goal, axis=-1)
+
+
+def _goal_envs(steps_in: str, monitored: tuple[bool, ...] = (False, True)) -> PoolVecEnv:
+    fns = [(lambda: Monitor(GoalEnv())) if monitor else GoalEnv for monitor in monitored]
+    return PoolVecEnv(fns, num_envs=len(fns), monitor=False, steps_in=steps_in)
+
+
+@pytest.mark.parametrize("steps_in", ["caller", "workers"])
+def test_env_method_set_attr_and_get_attr_reach_python_envs(steps_in):
+    envs = _goal_envs(steps_in)
+    try:
+        achieved, desired = np.zeros((4, 2)), np.ones((4, 2))
+        rewards = envs.env_method("compute_reward", achieved, desired, {}, indices=[0])  # as HER relabels
+        np.testing.assert_allclose(rewards[0], -np.sqrt(2) * np.ones(4), err_msg="HER's compute_reward")
+        envs.set_attr("scale", 2.0, indices=1)
+        assert envs.get_attr("scale") == [1.0, 2.0], "set_attr sets env 1's; get_attr reads through Monitor"
+        assert envs.has_attr("scale") and not envs.has_attr("no_such_attribute")
+        assert envs.env_method("set_wrapper_attr", "scale", 3.0) == [True, True]
+        assert envs.get_attr("scale") == [3.0, 3.0]
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("steps_in", ["caller", "workers"])
+def test_env_is_wrapped_sees_a_python_envs_own_wrappers(steps_in):
+    envs = _goal_envs(steps_in)
+    try:
+        assert envs.env_is_wrapped(Monitor) == [False, True]
+        assert envs.env_is_wrapped(Monitor, indices=[1]) == [True]
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("steps_in", ["caller", "workers"])
+def test_set_options_reach_a_python_envs_next_reset(steps_in):
+    envs = _goal_envs(steps_in)
+    try:
+        envs.set_options([{"goal": 1}, {"goal": 2}])
+        envs.reset()
+        assert envs.get_attr("options") == [{"goal": 1}, {"goal": 2}]
+        envs.reset()
+        assert envs.get_attr("options") == [None, None], "SB3 passes options to one reset only"
+    finally:
+        envs.close()
+
+
+def test_render_mode_is_what_was_asked():
+    envs = PoolVecEnv("Pendulum-v1", num_envs=2)
+    try:
+        assert envs.render_mode is None and envs.get_attr("render_mode") == [None, None], "none was asked for"
+    finally:
+        envs.close()
+    envs = PoolVecEnv("Pendulum-v1", num_envs=2, render_mode="rgb_array")
+    try:
+        assert envs.get_attr("render_mode") == ["rgb_array"] * 2
+    finally:
+        envs.close()
+    envs = _goal_envs("caller")
+    try:
+        assert envs.render_mode is None, "a Python env's own render_mode"
+    finally:
+        envs.close()
+
+
+class SpaceEnv(gymnasium.Env):
+    """Acts and observes in one space, as SB3's test_vec_envs.py's CustomGymEnv."""
+
+    def __init__(self, space):
+        self.observation_space = self.action_space = space
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.observation_space.seed(seed)
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        assert self.action_space.contains(action), f"{action!r} is not in {self.action_space}"
+        return self.observation_space.sample(), 0.0, False, False, {}
+
+
+@pytest.mark.parametrize("space, actions", [
+    (gymnasium.spaces.MultiBinary(3), lambda space: [space.sample() for _ in range(2)]),  # int8
+    (gymnasium.spaces.Box(0, 5, (2,), np.float32), lambda space: [[1, 2], [3, 4]]),  # ints for a float Box
+    (gymnasium.spaces.Box(0, 255, (2, 2), np.uint8), lambda space: np.zeros((2, 2, 2))),  # floats, a uint8 Box
+])
+def test_actions_of_other_dtypes_are_converted(space, actions):
+    envs = PoolVecEnv([lambda: SpaceEnv(space)] * 2, num_envs=2, monitor=False, steps_in="caller")
+    try:
+        envs.reset()
+        envs.step(actions(space))
+    finally:
+        envs.close()
+
+
+def test_python_envs_observations_come_in_their_own_space():
+    space = gymnasium.spaces.Tuple((gymnasium.spaces.Discrete(2), gymnasium.spaces.Box(0, 1, (2,), np.float32)))
+    envs = PoolVecEnv([lambda: SpaceEnv(space)] * 2, num_envs=2, monitor=False, steps_in="caller")
+    try:
+        assert envs.observation_space == space
+        observations = envs.reset()
+        assert isinstance(observations, tuple) and observations[0].shape == (2,), f"{observations}"
+        assert all(space.contains((observations[0][i], observations[1][i])) for i in range(2))
+    finally:
+        envs.close()
+    space = gymnasium.spaces.Dict({"d": gymnasium.spaces.Discrete(3), "b": gymnasium.spaces.MultiBinary(2)})
+    envs = PoolVecEnv([lambda: SpaceEnv(space)] * 2, num_envs=2, monitor=False, steps_in="caller")
+    try:
+        observations = envs.reset()
+        assert observations["d"].shape == (2,), "a Discrete field is served as SB3's VecEnvs serve it, [N]"
+        actions = [space.sample() for _ in range(2)]
+        observations, _, _, _ = envs.step(actions)  # a list of each env's Dict action
+        assert space.contains({key: value[0] for key, value in observations.items()})
+    finally:
+        envs.close()
+
+
+def test_a_step_before_any_reset_resets_first():
+    envs = _goal_envs("caller")
+    try:
+        observations, _, dones, _ = envs.step(np.zeros(2, dtype=np.int64))
+        assert observations.shape == (2, 2) and not dones.any()
+    finally:
+        envs.close()
+
+
+def test_envs_are_the_objects_of_python_envs_stepped_here():
+    envs = _goal_envs("caller")
+    try:
+        envs.set_attr("scale", 5.0)
+        assert [env.scale for env in envs.envs] == [5.0, 5.0], "DummyVecEnv's envs: the objects themselves"
+    finally:
+        envs.close()
+    envs = _goal_envs("workers")
+    try:
+        with pytest.raises(AttributeError, match="get_attr, set_attr and env_method"):
+            _ = envs.envs
     finally:
         envs.close()

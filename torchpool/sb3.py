@@ -51,19 +51,32 @@ over a Gymnasium ``Dict`` space, as SB3's ``MultiInputPolicy`` wants; a
 scalar field (shape ``()``) comes as ``[N, 1]`` (a view still), its space of
 shape ``(1,)``, since SB3's feature extractors flatten from dim 1.
 
-``get_attr``/``env_method``/``set_attr`` reach no Python env (a torchpool env is
-C++): ``get_attr`` serves ``render_mode`` (``"rgb_array"`` where the pool
-renders, ``Pool.renders``: Atari, classic control, MuJoCo, so
-``VecVideoRecorder`` films them; ``None`` for Python envs), ``spec``,
-``metadata`` and the single-env spaces; ``env_method``
+Python envs (``torchpool.make(env_fns)``, ``"gymnasium:<id>"``; SB3's own tests run on them as
+``DummyVecEnv``/``SubprocVecEnv``: ``tests/peers/sb3_plugin.py``) are served as SB3's VecEnvs serve
+them: ``get_attr``, ``set_attr``, ``env_method``, ``env_is_wrapped`` reach each env's object where it
+steps (``ProcessPool.get_attr``/``set_attr``/``call``/``is_wrapped``), ``set_options`` reaches the
+next ``reset()``'s ``env.reset(options=...)``, ``render_mode`` is the envs' own and ``get_images`` calls
+their ``render()``; the observation space is the env's own (a ``Tuple`` observation is a tuple of
+arrays).
+
+A torchpool C++ env has no Python object: ``get_attr`` serves ``render_mode`` (what
+was asked: ``make_vec_env`` asks ``"rgb_array"`` where the pool renders,
+``Pool.renders``: Atari, classic control, MuJoCo, as SB3's ``make_vec_env`` does, so
+``VecVideoRecorder`` films them), ``spec``, ``metadata`` and the single-env spaces; ``env_method``
 serves ``get_wrapper_attr``/``has_wrapper_attr``; anything else raises an
 ``AttributeError`` naming the call.
+
+Actions of another dtype than the pool takes (SB3's ``MultiBinary`` samples are int8, a list of
+ints may act in a float ``Box``) are converted: to int64 for discrete spaces, float64 for ``Box``.
+A step before the first ``reset()`` resets every env first (a pool steps only envs it has reset;
+SB3's ``DummyVecEnv`` steps whatever state the env's constructor left).
 """
 
 from __future__ import annotations
 
 import collections
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,6 +87,7 @@ from gymnasium.envs.registration import EnvSpec
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvObs, VecEnvStepReturn
 
+from ._workers import is_process_env
 from .pool import Pool
 from .pool import make as _make_pool
 
@@ -104,6 +118,12 @@ _PYTHON_ENV_ARGS = {
     "monitor_kwargs": "wrap the VecEnv with VecMonitor(envs, ...) instead",
     "start_index": "pass seed=seed + start_index",
 }
+
+# make_vec_env's default render_mode: "rgb_array" where the pool renders, as SB3's make_vec_env asks for it.
+_IF_IT_RENDERS = "rgb_array if the pool renders"
+# The action dtypes a pool takes as they are (Pool._coerce_action): others are converted (step_async).
+_BOX_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+_DISCRETE_DTYPES = frozenset({np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.uint8)})
 
 
 def _at_least_1d(space: gymnasium.Space) -> gymnasium.Space:
@@ -138,7 +158,10 @@ def make_vec_env(env_id: str, n_envs: int = 8, seed: int | None = 0, env_kwargs:
     overlap = sorted(set(env_kwargs or {}) & set(make_kwargs))
     if overlap:
         raise TypeError(f"{overlap} given both in env_kwargs and as keyword arguments; pass each once")
-    return PoolVecEnv(env_id, n_envs, seed=seed, monitor=monitor, **(env_kwargs or {}), **make_kwargs)
+    kwargs = {**(env_kwargs or {}), **make_kwargs}
+    if not is_process_env(env_id):
+        kwargs.setdefault("render_mode", _IF_IT_RENDERS)
+    return PoolVecEnv(env_id, n_envs, seed=seed, monitor=monitor, **kwargs)
 
 
 # SB3's AtariWrapper arguments (wrapper_kwargs) -> torchpool Atari kwargs.
@@ -194,10 +217,16 @@ class PoolVecEnv(VecEnv):
     single-env Gymnasium spaces, as SB3 wants.
     """
 
-    def __init__(self, env_id: str, num_envs: int = 8, seed: int | None = 0, monitor: bool = True,
+    def __init__(self, env_id: Any, num_envs: int = 8, seed: int | None = 0, monitor: bool = True,
                  **make_kwargs: Any):
+        """``env_id``: a torchpool id, ``"gymnasium:<id>"``, or a callable (a list of them) returning a
+        ``gymnasium.Env``, as ``torchpool.make`` takes; ``render_mode`` of a Python env goes to its
+        constructor."""
+        python_envs = is_process_env(env_id)
         render_mode = make_kwargs.pop("render_mode", None)
-        if render_mode not in (None, "rgb_array"):
+        if python_envs and render_mode not in (None, _IF_IT_RENDERS):
+            make_kwargs["render_mode"] = render_mode  # the env's own business, as with SB3's VecEnvs
+        elif render_mode not in (None, "rgb_array", _IF_IT_RENDERS):
             raise ValueError(f"render_mode={render_mode!r}: a torchpool VecEnv renders 'rgb_array' frames only")
         autoreset = make_kwargs.pop("autoreset", "same_step")
         if autoreset != "same_step":
@@ -208,10 +237,12 @@ class PoolVecEnv(VecEnv):
             raise ValueError(f"an SB3 VecEnv steps every env at once: batch_size must be num_envs={num_envs}, "
                              f"got {batch_size}")
         pool = _make_pool(env_id, num_envs=num_envs, seed=seed, autoreset="same_step", **make_kwargs)
-        if render_mode is not None and not pool.renders:
+        if render_mode == _IF_IT_RENDERS:
+            render_mode = "rgb_array" if pool.renders else None
+        if render_mode is not None and not python_envs and not pool.renders:
             pool.close()
-            raise ValueError(f"render_mode='rgb_array': {env_id}'s family does not render (Python envs do not)")
-        self._init(pool, monitor)
+            raise ValueError(f"render_mode='rgb_array': {env_id}'s family does not render")
+        self._init(pool, monitor, render_mode)
 
     @classmethod
     def from_pool(cls, pool: Pool, monitor: bool = True) -> PoolVecEnv:
@@ -220,11 +251,15 @@ class PoolVecEnv(VecEnv):
             raise ValueError(f"PoolVecEnv needs a sync pool with autoreset='same_step', got batch_size="
                              f"{pool.batch_size} of num_envs={pool.num_envs}, autoreset={pool.autoreset!r}")
         envs = cls.__new__(cls)
-        envs._init(pool, monitor)
+        envs._init(pool, monitor, "rgb_array" if pool.renders else None)
         return envs
 
-    def _init(self, pool: Pool, monitor: bool) -> None:
+    def _init(self, pool: Pool, monitor: bool, render_mode: str | None) -> None:
         self._pool = pool
+        self._render_mode = render_mode  # a C++ env's; a Python env has its own (get_attr)
+        # Python envs: their objects answer get_attr, set_attr, env_method, env_is_wrapped (NOTE [Env requests]).
+        self._python_envs = pool.family == "Process"
+        self._reset_yet = False
         self.env_id = pool.env_id
         self.monitor = monitor
         self._extra_keys = pool.extra_keys
@@ -237,25 +272,52 @@ class PoolVecEnv(VecEnv):
         self._actions: Any = None
         self._t_start = time.time()  # Monitor's clock for infos[i]["episode"]["t"]
         observation_space = pool.observation_spec.to_gymnasium()
-        # SB3's feature extractors flatten from dim 1, so a scalar field (shape ()) is served as shape (1,).
+        # SB3's feature extractors flatten from dim 1, so a scalar Box field (shape ()) of a C++ env is served
+        # as shape (1,). A Python env's observations are served in its own space, as SB3's VecEnvs serve them.
         self._scalar_fields: frozenset[str] = frozenset()
-        if isinstance(observation_space, gymnasium.spaces.Dict):
-            self._scalar_fields = frozenset(key for key, space in observation_space.spaces.items() if space.shape == ())
+        self._tuple_size = None
+        if self._python_envs:
+            observation_space = getattr(pool, "observation_space", observation_space)
+            if isinstance(observation_space, gymnasium.spaces.Tuple):
+                self._tuple_size = len(observation_space.spaces)
+        elif isinstance(observation_space, gymnasium.spaces.Dict):
+            self._scalar_fields = frozenset(key for key, space in observation_space.spaces.items()
+                                            if isinstance(space, gymnasium.spaces.Box) and space.shape == ())
             observation_space = gymnasium.spaces.Dict(collections.OrderedDict(  # in field order, as specs.py
                 (key, _at_least_1d(space)) for key, space in observation_space.spaces.items()))
-        super().__init__(pool.num_envs, observation_space, pool.action_spec.to_gymnasium())
+        action_space = getattr(pool, "action_space", None) if self._python_envs else None
+        action_space = action_space or pool.action_spec.to_gymnasium()
+        self._action_dtypes = _BOX_DTYPES if isinstance(action_space, gymnasium.spaces.Box) else _DISCRETE_DTYPES
+        self._action_cast = np.float64 if isinstance(action_space, gymnasium.spaces.Box) else np.int64
+        self._structured_actions = None
+        if isinstance(action_space, (gymnasium.spaces.Dict, gymnasium.spaces.Tuple)):
+            self._structured_actions = self._pool_actions
+        super().__init__(pool.num_envs, observation_space, action_space)
 
     @property
     def pool(self) -> Pool:
         """The underlying :class:`torchpool.Pool` (sync, same-step autoreset)."""
         return self._pool
 
+    @property
+    def envs(self) -> list[gymnasium.Env]:
+        """Python envs stepped in this process (``steps_in="caller"``): their objects, as ``DummyVecEnv.envs``."""
+        envs = getattr(self._pool, "local_envs", None)
+        if envs is None:
+            raise AttributeError(f"{self!r} has no env objects here: a C++ env has none, and Python envs in worker "
+                                 "processes are reached with get_attr, set_attr and env_method")
+        return envs
+
     # ---- SB3 VecEnv API -------------------------------------------------------
 
     def reset(self) -> VecEnvObs:
         """Resets every env (reseeding them if ``seed()`` was called since); returns the observations only."""
-        if any(self._options):
+        if self._python_envs:
+            if any(self._options):
+                self._pool.set_reset_options([options or None for options in self._options])
+        elif any(self._options):
             raise ValueError(f"torchpool envs take no reset options, but set_options() gave {self._options}")
+        self._reset_yet = True
         seeds = self._seeds
         if all(seed is None for seed in seeds):
             td = self._pool.reset()
@@ -271,7 +333,16 @@ class PoolVecEnv(VecEnv):
         return self._numpy(td["observation"])
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Keeps ``actions`` (``int64 [N]`` or ``float32 [N, *shape]``) for ``step_wait``."""
+        """Keeps ``actions`` (``int64 [N]`` or ``float32 [N, *shape]``; other dtypes and lists are converted)
+        for ``step_wait``."""
+        if self._structured_actions is not None:  # a Python env's Dict or Tuple action space
+            self._actions = self._structured_actions(actions)
+            return
+        if not isinstance(actions, (np.ndarray, torch.Tensor)):
+            actions = np.asarray(actions)  # SB3's tests step with a list of each env's action_space.sample()
+        if (isinstance(actions, np.ndarray) and actions.dtype not in self._action_dtypes
+                and actions.dtype.kind in "biuf"):
+            actions = actions.astype(self._action_cast)  # MultiBinary's int8, ints for a float Box
         self._actions = actions
 
     def step_wait(self) -> VecEnvStepReturn:
@@ -279,6 +350,8 @@ class PoolVecEnv(VecEnv):
         actions, self._actions = self._actions, None
         if actions is None:
             raise RuntimeError("step_wait() without step_async(actions) before it")
+        if not self._reset_yet:  # a pool steps only envs it has reset
+            self.reset()
         # NumPy views of the columns at once: a TensorDict lookup or a .numpy() costs
         # a microsecond or so each, a sizeable share of a cheap env's step.
         columns = self._pool.step_arrays(actions)
@@ -307,6 +380,8 @@ class PoolVecEnv(VecEnv):
                 info = infos[i]
                 if isinstance(final_observation, dict):
                     info["terminal_observation"] = {key: value[i] for key, value in final_observation.items()}
+                elif isinstance(final_observation, tuple):
+                    info["terminal_observation"] = tuple(value[i] for value in final_observation)
                 else:
                     info["terminal_observation"] = final_observation[i]
                 self.reset_infos[i] = {}
@@ -324,13 +399,16 @@ class PoolVecEnv(VecEnv):
         self._pool.close()
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """``render_mode``, ``spec``, ``metadata``, ``observation_space``, ``action_space``, per env.
+        """A Python env's attribute (through its wrappers, as SB3's VecEnvs); for a C++ env ``render_mode``,
+        ``spec``, ``metadata``, ``observation_space``, ``action_space``, per env.
 
-        ``render_mode`` is ``"rgb_array"`` where the pool renders (``Pool.renders``), else ``None``.
+        A C++ env's ``render_mode`` is what was asked (``make_vec_env``: ``"rgb_array"`` where the pool renders).
         """
+        if self._python_envs:
+            return self._pool.get_attr(attr_name, self._env_ids(indices))
         count = len(list(self._get_indices(indices)))
         if attr_name == "render_mode":
-            value: Any = "rgb_array" if self._pool.renders else None
+            value: Any = self._render_mode
         elif attr_name == "spec":
             value = self._spec()
         elif attr_name == "metadata":
@@ -344,12 +422,18 @@ class PoolVecEnv(VecEnv):
         return [value] * count
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """A Python env's ``setattr(env, attr_name, value)`` (its outermost wrapper's, as SB3's VecEnvs)."""
+        if self._python_envs:
+            return self._pool.set_attr(attr_name, value, self._env_ids(indices))
         raise AttributeError(f"set_attr({attr_name!r}, ...): a torchpool env is C++ and has no Python attributes "
                              "to set; pass its kwargs to make_vec_env")
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
                    **method_kwargs: Any) -> list[Any]:
-        """Serves ``get_wrapper_attr(name)`` and ``has_wrapper_attr(name)`` (as ``get_attr``/``has_attr``)."""
+        """A Python env's method (through its wrappers); for a C++ env ``get_wrapper_attr(name)`` and
+        ``has_wrapper_attr(name)`` (as ``get_attr``/``has_attr``)."""
+        if self._python_envs:
+            return self._pool.call(method_name, *method_args, env_ids=self._env_ids(indices), **method_kwargs)
         if method_name == "get_wrapper_attr":
             return self.get_attr(*method_args, indices=indices, **method_kwargs)
         if method_name == "has_wrapper_attr":
@@ -358,20 +442,44 @@ class PoolVecEnv(VecEnv):
                              f"{method_name!r}; env_method serves get_wrapper_attr and has_wrapper_attr")
 
     def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
-        """No Gymnasium wrapper, but ``Monitor`` where ``monitor=True`` (its ``episode`` info is there)."""
+        """A Python env's own wrappers, and ``Monitor`` where ``monitor=True`` (its ``episode`` info is there)."""
         wrapped = self.monitor and issubclass(Monitor, wrapper_class)
+        if self._python_envs:
+            return [wrapped or own for own in self._pool.is_wrapped(wrapper_class, self._env_ids(indices))]
         return [wrapped] * len(list(self._get_indices(indices)))
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         """Each env's current screen, ``uint8 [H, W, 3]`` (what ``render()`` tiles and ``VecVideoRecorder`` films)."""
+        if self._python_envs:  # as SB3's VecEnvs: each env's render(), if it renders rgb_array frames
+            if self.render_mode != "rgb_array":
+                warnings.warn(f"the render mode is {self.render_mode!r}, not 'rgb_array': no images", stacklevel=2)
+                return [None] * self.num_envs
+            return self._pool.call("render")
         if not self._pool.renders:
-            raise NotImplementedError(f"get_images(): {self.env_id}'s family does not render (Python envs do not)")
+            raise NotImplementedError(f"get_images(): {self.env_id}'s family does not render")
         return [self._pool.render(i).numpy() for i in range(self.num_envs)]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.env_id!r}, num_envs={self.num_envs})"
 
     # ---- internals ------------------------------------------------------------
+
+    def _env_ids(self, indices: VecEnvIndices) -> list[int]:
+        return list(self._get_indices(indices))
+
+    def _pool_actions(self, actions: Any) -> Any:
+        """A Dict or Tuple space's actions (a list of each env's, as SB3's VecEnvs take them, or already batched)
+        as the pool takes them (its ``action_plan``: flat rows, or objects)."""
+        from ._workers import spaces
+
+        kind = self._pool.action_plan.worker[0]
+        if kind == "object":
+            self._pool.put_object_actions(list(actions))
+            return np.zeros(self.num_envs, dtype=np.int64)
+        if isinstance(actions, (list, tuple)) and len(actions) == self.num_envs:
+            batched = gymnasium.vector.utils.create_empty_array(self.action_space, self.num_envs)
+            actions = gymnasium.vector.utils.concatenate(self.action_space, actions, batched)
+        return spaces.flatten_actions(self._pool.action_plan, self.action_space, actions, self.num_envs)
 
     def _numpy(self, observation: Any) -> Any:
         """A reset's observation (a tensor, or a TensorDict of named fields) as NumPy views, served as a step's."""
@@ -382,6 +490,8 @@ class PoolVecEnv(VecEnv):
     def _served(self, observation: Any) -> Any:
         """An observation of ``step_arrays()`` as SB3 takes it: named fields in a dict of the caller's own (the
         pool's is reused), scalar ones as ``[N, 1]``."""
+        if self._tuple_size is not None and isinstance(observation, dict):  # a Python env's Tuple space
+            return tuple(observation[str(position)] for position in range(self._tuple_size))
         if isinstance(observation, dict):
             return {key: value[:, None] if key in self._scalar_fields else value for key, value in observation.items()}
         return observation

@@ -40,7 +40,8 @@ class AnswersInCaller:
 
     def __init__(self, process, region, region_address: int, plan: dict, envs: list):
         self._region = region
-        self._run = worker.EnvAnswers(region, plan, envs, None, 0, process.OP_STEP).run
+        self.answers = worker.EnvAnswers(region, plan, envs, None, 0, process.OP_STEP)  # NOTE [Env requests]
+        self._run = self.answers.run
         self._channel = process.WorkerChannel(region_address, plan["layout"], 0, 0)
         self._requests = np.zeros((plan["num_envs"], 4), dtype=np.int64)
         self._address = self._requests.ctypes.data
@@ -84,7 +85,7 @@ class AnswersInCaller:
 
     def close(self) -> None:
         """Closes the envs and lets go of the region (the pool unmaps it next)."""
-        self._run = self._channel = None
+        self._run = self._channel = self.answers = None
         self._control.release()
         self._view.release()
         for env in self.envs:

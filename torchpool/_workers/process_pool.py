@@ -15,6 +15,7 @@ import functools
 import os
 import statistics
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Sequence
@@ -156,6 +157,7 @@ class ProcessPool(Pool):
         self._region_fd = -1
         self._owner = os.getpid()
         self._lent = collections.deque()  # Pool's (NOTE [Lent buffers]); close() clears it
+        self._env_requests = threading.Lock()  # one request about env objects at a time (NOTE [Env requests])
         # Everything the core would refuse is refused here, before a process starts or a region is
         # registered with the core (a pool whose _open fails leaves nothing behind).
         num_envs, batch_size = _checked_sizes(num_envs, batch_size)
@@ -486,6 +488,96 @@ class ProcessPool(Pool):
     @property
     def worker_pids(self) -> list[int]:
         return [worker.pid for worker in self._workers]
+
+    # ---- the env objects (NOTE [Env requests] in worker.py) -----------------
+
+    @property
+    def local_envs(self) -> list | None:
+        """The env objects (as their constructors returned them) where they step in this process
+        (``schedule["steps_in"] == "caller"``); None where they step in worker processes."""
+        return None if self._in_caller is None else list(self._in_caller.envs)
+
+    def get_attr(self, name: str, env_ids: int | Sequence[int] | None = None) -> list[Any]:
+        """Each env's attribute ``name``, found through its wrappers (``env.get_wrapper_attr(name)``), for
+        the envs ``env_ids`` (default: all; negative ids count from the end), in that order."""
+        return self._env_request("get", env_ids, name)
+
+    def set_attr(self, name: str, value: Any, env_ids: int | Sequence[int] | None = None) -> None:
+        """``setattr(env, name, value)`` on each env of ``env_ids`` (default: all), the object its
+        constructor returned (an outer wrapper's attribute; ``call("set_wrapper_attr", name, value)``
+        sets it where a wrapper or the env has it)."""
+        self._env_request("set", env_ids, name, value)
+
+    def call(self, name: str, *args: Any, env_ids: int | Sequence[int] | None = None, **kwargs: Any) -> list[Any]:
+        """Each env's method ``name`` (found through its wrappers) called with ``args`` and ``kwargs``;
+        the results, for the envs ``env_ids`` (default: all) in that order."""
+        return self._env_request("call", env_ids, name, args, kwargs)
+
+    def is_wrapped(self, wrapper_class: type, env_ids: int | Sequence[int] | None = None) -> list[bool]:
+        """Per env of ``env_ids`` (default: all): whether a ``wrapper_class`` is among its wrappers."""
+        return self._env_request("is_wrapped", env_ids, wrapper_class)
+
+    def set_reset_options(self, options: dict | Sequence[dict | None] | None,
+                          env_ids: int | Sequence[int] | None = None) -> None:
+        """The ``options`` (a dict, or one per env of ``env_ids``) passed to ``env.reset`` at the next reset
+        of each env of ``env_ids`` (default: all), whether ``reset()`` or an autoreset; later resets take
+        none again."""
+        ids = self._request_ids(env_ids)
+        if options is None or isinstance(options, dict):
+            options = [options] * len(ids)
+        elif len(options) != len(ids):
+            raise ValueError(f"set_reset_options: {len(options)} options for {len(ids)} envs")
+        self._env_request("reset_options", ids, list(options))
+
+    def _request_ids(self, env_ids: Any) -> list[int]:
+        if env_ids is None:
+            return list(range(self.num_envs))
+        ids = [env_ids] if isinstance(env_ids, (int, np.integer)) else list(env_ids)
+        for env in ids:
+            if not -self.num_envs <= int(env) < self.num_envs:
+                raise IndexError(f"env id {env} out of range for num_envs={self.num_envs}")
+        return [int(env) % self.num_envs for env in ids]
+
+    def _env_request(self, op: str, env_ids: Any, *arguments: Any) -> list[Any]:
+        """NOTE [Env requests]: ``op`` on the envs ``env_ids``, answered where they live; their answers in order."""
+        ids = self._request_ids(env_ids)
+        with self._env_requests:
+            if self.closed:
+                raise RuntimeError("this pool is closed")
+            if self.in_flight:
+                raise RuntimeError(f"{op} on env objects while {self.in_flight} envs step: receive their steps "
+                                   "first (recv())")
+            if self._in_caller is not None:
+                answers = [worker_script.answer_env_request(self._in_caller.answers, (op, ids, *arguments))]
+                asked = [(ids, range(len(ids)))]
+            else:
+                import cloudpickle  # the arguments may be classes or values defined in __main__ or a test
+
+                asked = []
+                for worker in list(self._workers):
+                    mine = [(position, env) for position, env in enumerate(ids)
+                            if worker.first_env <= env < worker.first_env + worker.env_count]
+                    if mine:
+                        request = (op, [env for _, env in mine], *arguments)
+                        if op == "reset_options":
+                            request = (op, request[1], [arguments[0][position] for position, _ in mine])
+                        data = cloudpickle.dumps(request)
+                        worker.sock.sendall(len(data).to_bytes(8, "little") + data)
+                        asked.append((worker, [position for position, _ in mine]))
+                answers = []
+                for worker, _ in asked:
+                    try:
+                        answers.append(worker_script.receive_message(worker.sock))
+                    except (EOFError, ConnectionError) as error:
+                        answers.append(("error", RuntimeError(f"worker process {worker.index} ended before "
+                                                              f"answering {op}: {error}"), ""))
+        results: list[Any] = [None] * len(ids)
+        for answer, (_, positions) in zip(answers, asked):
+            if answer[0] == "error":
+                raise answer[1]
+            for position, result in zip(positions, answer[1]):
+                results[position] = result
+        return results
 
     def close(self) -> None:
         """Stops the core, then the worker processes; frees the shared region. Idempotent."""

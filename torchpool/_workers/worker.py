@@ -137,6 +137,10 @@ def build_envs(payload: dict) -> list:
         if not isinstance(env, gymnasium.Env):
             raise TypeError(f"env_fn of env {env_id} returned a {type(env).__module__}.{type(env).__qualname__}, "
                             "not a gymnasium.Env")
+        same = next((payload["first_env"] + other for other, built in enumerate(envs) if built is env), None)
+        if same is not None:  # one object stepped as two envs would mix their episodes
+            raise ValueError(f"the constructors of envs {same} and {env_id} returned the same env object; each "
+                             "env needs its own: return a new env at each call (not one made beforehand)")
         envs.append(env)
     return envs
 
@@ -292,6 +296,7 @@ class EnvAnswers:
         self.by_id = [None] * first_env + (envs or [])  # envs[env], by the pool's env id
         self.envs, self.build_error, self.op_step = envs, build_error, op_step
         self.started = set()  # envs reset by this process: a restarted worker's envs must reset before they step
+        self.reset_options: dict[int, dict] = {}  # env -> the options of its next reset (NOTE [Env requests])
         self.run = self._runner()
 
     def _runner(self):
@@ -307,6 +312,7 @@ class EnvAnswers:
             return cannot_run
         by_id, started, op_step, single, fields, extras = (self.by_id, self.started, self.op_step, self.single,
                                                            self.fields, self.extras)
+        reset_options = self.reset_options
         discrete, read_action = self.discrete, self.read_action
         # A Discrete action as a NumPy integer (int64 unless the space says otherwise), as Gymnasium's
         # vector envs pass it: Discrete.contains() (the env checker's) takes a slower path for a Python int.
@@ -325,7 +331,11 @@ class EnvAnswers:
             else:
                 if slots is not None and slots.lengths[env, reset_slot] == unseeded:  # NOTE [Python objects]
                     seed = -1
-                observation, info = by_id[env].reset(seed=None if seed < 0 else seed)
+                if reset_options and env in reset_options:  # asked for (NOTE [Env requests]); else as before
+                    observation, info = by_id[env].reset(seed=None if seed < 0 else seed,
+                                                         options=reset_options.pop(env))
+                else:
+                    observation, info = by_id[env].reset(seed=None if seed < 0 else seed)
                 reward, term, trunc = 0.0, False, False
                 started.add(env)
             if single is not None:
@@ -374,11 +384,57 @@ class EnvAnswers:
         return run
 
 
-def serve(process, channel, region: memoryview, plan: dict, envs: list | None, build_error: str | None) -> None:
+def answer_env_request(answers: EnvAnswers, request: tuple) -> tuple:
+    """``("ok", [a result per env])`` or ``("error", exception, traceback)`` for a request about env objects.
+
+    NOTE [Env requests]. ``ProcessPool.get_attr``/``set_attr``/``call``/``is_wrapped``/``set_reset_options``
+    reach the Python objects of envs: ``(op, env ids, *arguments)``, sent over a worker's control socket
+    (idle after the start) and answered there by its watching thread while the loop waits in take(), or
+    answered in the calling process for envs stepped there. The pool sends one only when no step is under
+    way, so the env is never in two threads at once. Ops: ``"get"`` (``env.get_wrapper_attr(name)``:
+    through the wrappers, as SB3's and Gymnasium's vector envs read attributes), ``"set"``
+    (``setattr`` on the env the constructor returned, as SB3's ``set_attr``), ``"call"``
+    (``env.get_wrapper_attr(name)(*args, **kwargs)``), ``"is_wrapped"`` (a wrapper of that class in the
+    env's chain of wrappers, as SB3's ``env_is_wrapped``) and ``"reset_options"`` (the ``options`` of
+    the env's next reset, which the step loop passes to ``env.reset``).
+    """
+    import gymnasium
+
+    try:
+        if answers.envs is None:
+            raise RuntimeError(f"this worker process could not build its envs:\n{answers.build_error}")
+        op, env_ids, *arguments = request
+        envs = [answers.by_id[env] for env in env_ids]
+        if op == "get":
+            results = [env.get_wrapper_attr(arguments[0]) for env in envs]
+        elif op == "set":
+            results = [setattr(env, arguments[0], arguments[1]) for env in envs]
+        elif op == "call":
+            name, args, kwargs = arguments
+            results = [env.get_wrapper_attr(name)(*args, **kwargs) for env in envs]
+        elif op == "is_wrapped":
+            results = []
+            for env in envs:
+                while isinstance(env, gymnasium.Wrapper) and not isinstance(env, arguments[0]):
+                    env = env.env
+                results.append(isinstance(env, arguments[0]))
+        elif op == "reset_options":
+            for env, options in zip(env_ids, arguments[0]):
+                answers.reset_options[env] = options
+            results = [None] * len(env_ids)
+        else:
+            raise ValueError(f"unknown env request {op!r}")
+        return "ok", results
+    except Exception as error:
+        return "error", error, traceback.format_exc()
+
+
+def serve(process, channel, region: memoryview, plan: dict, envs: list | None, build_error: str | None,
+          answers: EnvAnswers | None = None) -> None:
     """Answers requests until take() says to exit. The hot loop of the process pool."""
     import numpy as np
 
-    run = EnvAnswers(region, plan, envs, build_error, channel.first_env, process.OP_STEP).run
+    run = (answers or EnvAnswers(region, plan, envs, build_error, channel.first_env, process.OP_STEP)).run
     requests = np.zeros((max(channel.env_count, 1), 4), dtype=np.int64)
     address = requests.ctypes.data
     take, finish, fail = channel.take, channel.finish, channel.fail
@@ -415,15 +471,34 @@ def die_with_parent(parent: int, by_signal: bool) -> None:
         os._exit(1)
 
 
-def exit_when_parent_ends(sock: socket.socket) -> None:
-    """The socket half of NOTE [Workers die with their parent]: after the start the parent never writes
-    to the control socket, so a read returns only when the parent closed it or ended."""
+def exit_when_parent_ends(sock: socket.socket, answers: EnvAnswers | None = None) -> None:
+    """The socket half of NOTE [Workers die with their parent]: after the start the parent writes to the
+    control socket only requests about env objects (NOTE [Env requests]), answered here, so a read
+    returns nothing only when the parent closed it or ended."""
     import threading
 
     def watch() -> None:
         try:
-            while sock.recv(4096):
-                pass
+            while True:
+                try:
+                    request = receive_message(sock)
+                except (EOFError, OSError):
+                    break
+                except Exception as error:  # a request that does not unpickle here; the stream stays whole
+                    send_message(sock, ("error", RuntimeError(f"the env request did not unpickle in the worker: "
+                                                              f"{error!r}"), traceback.format_exc()))
+                    continue
+                answer = answer_env_request(answers, request)
+                try:
+                    send_message(sock, answer)
+                except (pickle.PicklingError, TypeError, AttributeError) as error:
+                    try:
+                        import cloudpickle  # what pickle cannot (a lambda, a local class): as the payload came
+
+                        data = cloudpickle.dumps(answer)
+                    except Exception:
+                        data = pickle.dumps(("error", RuntimeError(f"the answer does not pickle: {error!r}"), ""))
+                    sock.sendall(struct.pack("<Q", len(data)) + data)
         except OSError:
             pass
         os._exit(0)
@@ -467,9 +542,10 @@ def main() -> None:
 
     base = np.frombuffer(region, dtype=np.uint8).ctypes.data
     channel = process.WorkerChannel(base, plan["layout"], plan["worker"], plan["spin_polls"])
+    answers = EnvAnswers(region, plan, envs, build_error, channel.first_env, process.OP_STEP)
     send_message(sock, ("ready", None))
-    exit_when_parent_ends(sock)
-    serve(process, channel, region, plan, envs, build_error)
+    exit_when_parent_ends(sock, answers)
+    serve(process, channel, region, plan, envs, build_error, answers)
 
 
 if __name__ == "__main__":
