@@ -280,6 +280,15 @@ class PoolCore {
     return reset_owner_;
   }
 
+  py::object step_some(uintptr_t actions, int dtype, uintptr_t ids, size_t count) {
+    Call call(*this, "step_some");
+    waited([&](CheckContext& seen, uint64_t&) {
+      return executor_->step_some(reinterpret_cast<const void*>(actions), dtype, address<int64_t>(ids), count,
+                                  check_signals, &seen);
+    });
+    return reset_owner_;
+  }
+
   std::vector<double> get_state(size_t env_id) {
     Call call(*this, "get_state");
     return executor_->get_state(env_id);
@@ -401,6 +410,7 @@ PYBIND11_MODULE(_core, m) {
       .def("undo_recv", [](PoolCore& c) { return c.executor().undo_recv(); })
       .def("async_reset", &PoolCore::async_reset)
       .def("reset", &PoolCore::reset)
+      .def("step_some", &PoolCore::step_some)
       .def("wakes_workers", [](PoolCore& c, size_t count) { return c.executor().wakes_workers(count); })
       .def("schedule", [](PoolCore& c) { return schedule_to_dict(c.executor().schedule()); })
       .def("get_state", &PoolCore::get_state)

@@ -77,6 +77,10 @@ class PluginExecutor {
   int32_t reset(const int64_t* ids, uint64_t count, const uint64_t* seeds, TorchpoolCheck check, void* context) {
     return plugin_.reset(handle_, ids, count, seeds, check, context);
   }
+  int32_t step_some(const void* actions, int32_t dtype, const int64_t* ids, uint64_t count, TorchpoolCheck check,
+                    void* context) {
+    return plugin_.step_some(handle_, actions, dtype, ids, count, check, context);
+  }
   int32_t settle(TorchpoolCheck check, void* context) { return plugin_.settle(handle_, check, context); }
   bool undo_recv() { return plugin_.undo_recv(handle_) != 0; }
   void forget_threads() { plugin_.forget_threads(handle_); }

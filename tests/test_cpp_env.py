@@ -230,8 +230,8 @@ def test_every_adapter_takes_it(my_cartpole):
     assert obs.shape == (3, 4)
     env.step(env.action_space.sample())
     env.close()
-    envs = envpool.make(my_cartpole, env_type="gym", num_envs=2)
-    assert envs.reset().shape == (2, 4)
+    envs = envpool.make(my_cartpole, env_type="gymnasium", num_envs=2)
+    assert envs.reset()[0].shape == (2, 4)
     envs.close()
     stream = torchpool.stream(my_cartpole, lambda obs: (obs[:, 2] > 0).long(), num_envs=4, frames_per_batch=64,
                               total_frames=128)

@@ -627,13 +627,32 @@ def test_dict_actions_as_envpool_takes_them():
         envs.close()
 
 
-def test_a_partial_step_of_a_sync_pool_is_refused_before_anything_is_queued():
-    pool = torchpool.make("CartPole-v1", num_envs=5, seed=0)
-    pool.reset()
-    with pytest.raises(ValueError, match=r"step\(action, env_id\) with 2 envs \(0 in flight\) cannot fill a batch"):
-        pool.step(torch.zeros(2, dtype=torch.int64), env_id=[1, 3])
-    assert pool.in_flight == 0
-    assert pool.step(torch.zeros(5, dtype=torch.int64))["env_id"].tolist() == [0, 1, 2, 3, 4], "the pool still steps"
+def test_a_sync_pool_steps_some_envs_as_envpool_does():
+    # EnvPool's sync step(action, env_id): only those envs step; their rows come back in env_id's order.
+    some = envpool.make_gymnasium("CartPole-v1", num_envs=5, seed=0)
+    every = envpool.make_gymnasium("CartPole-v1", num_envs=5, seed=0)
+    try:
+        some.reset()
+        every.reset()
+        obs, reward, terminated, truncated, info = some.step(np.array([1, 0]), env_id=np.array([3, 1]))
+        full = every.step(np.array([0, 0, 0, 1, 0]))
+        assert info["env_id"].tolist() == [3, 1] and info["elapsed_step"].tolist() == [1, 1]
+        np.testing.assert_array_equal(obs, full[0][[3, 1]])
+        info = some.step(np.zeros(5, dtype=np.int64))[4]
+        assert info["elapsed_step"].tolist() == [1, 2, 1, 2, 1], "the others had not stepped"
+    finally:
+        some.close()
+        every.close()
+
+
+def test_a_step_that_cannot_fill_a_batch_is_refused_before_anything_is_queued():
+    pool = torchpool.make("CartPole-v1", num_envs=5, batch_size=4, seed=0)
+    pool.async_reset()
+    pool.recv()
+    with pytest.raises(ValueError, match=r"step\(action, env_id\) with 2 envs \(1 in flight\) cannot fill a batch"):
+        pool.step(torch.zeros(2, dtype=torch.int64), env_id=[0, 1])
+    assert pool.in_flight == 1, "nothing was queued"
+    assert len(pool.step(torch.zeros(3, dtype=torch.int64), env_id=[0, 1, 2])["env_id"]) == 4, "the pool still steps"
     pool.close()
 
 

@@ -660,3 +660,22 @@ def test_seed_none_draws_a_fresh_seed_as_gymnasium_does():
     stream = torchpool.stream("CartPole-v1", lambda obs: torch.zeros(len(obs), dtype=torch.int64), num_envs=4,
                               frames_per_batch=8, total_frames=8, seed=None)
     assert next(iter(stream)).batch_size == (4, 2)
+
+
+def test_a_sync_step_of_some_envs_steps_those_alone_and_keeps_held_rows():
+    pool = torchpool.make("CartPole-v1", num_envs=4, seed=0)
+    every = torchpool.make("CartPole-v1", num_envs=4, seed=0)
+    pool.reset()
+    every.reset()
+    held = pool.step(torch.tensor([1, 1]), env_id=[2, 0])
+    kept = held["observation"].clone()
+    assert held["env_id"].tolist() == [2, 0] and held["episode_length"].tolist() == [1, 1]
+    torch.testing.assert_close(held["observation"], every.step(torch.tensor([1, 0, 1, 0]))["observation"][[2, 0]])
+    again = pool.step(torch.tensor([0]), env_id=[2])  # lands elsewhere: `held` is still referenced
+    assert again["episode_length"].tolist() == [2]
+    torch.testing.assert_close(held["observation"], kept, msg="a held partial step's rows were overwritten")
+    assert pool.step(torch.zeros(4, dtype=torch.int64))["episode_length"].tolist() == [2, 1, 3, 1]
+    with pytest.raises(ValueError, match="action must have shape"):
+        pool.step(torch.zeros(3, dtype=torch.int64), env_id=[0, 1])
+    pool.close()
+    every.close()

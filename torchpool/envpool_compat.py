@@ -1,38 +1,46 @@
-"""EnvPool-style ``make()``: CleanRL-style EnvPool scripts run on torchpool by changing one import.
+"""EnvPool-style ``make()``: EnvPool scripts run on torchpool by changing one import.
 
     import torchpool.envpool_compat as envpool     # was: import envpool
-    envs = envpool.make("CartPole-v1", env_type="gym", num_envs=8, seed=1)
-    obs = envs.reset()                                             # float32[8, 4]
-    obs, reward, done, info = envs.step(actions)                   # legacy gym 4-tuple
+    envs = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=8, seed=1)
+    obs, info = envs.reset()                                       # float32[8, 4]
+    obs, reward, terminated, truncated, info = envs.step(actions)
 
-The returned object behaves as an EnvPool pool (``envpool/python/envpool.py``
-and ``gym_envpool.py`` of EnvPool 0.8, the API those scripts were written for):
+The returned object behaves as a pool of EnvPool 1.2.5 (``envpool/python/``), the release whose own tests
+run on it (benchmarks/peers/run_envpool.sh; docs/adapters.md lists what differs and why):
 
-* ``env_type="gym"``: ``reset()`` returns the observations only (``(obs, info)``
-  with ``gym_reset_return_info=True``), ``step()`` the 4-tuple
-  ``(obs, reward, done, info)`` with ``info["TimeLimit.truncated"]``.
-  Where the legacy ``gym`` package is installed, spaces are instances of both
-  ``gym.spaces`` and ``gymnasium.spaces`` classes (NOTE [Spaces of both gym and
-  Gymnasium] in ``specs.py``): a script's ``isinstance(envs.action_space,
-  gym.spaces.Discrete)`` holds, as with EnvPool, and rl_games' EnvPool wrapper
-  can still put them in a ``gymnasium.spaces.Dict``. Without ``gym`` they are
-  Gymnasium's.
-* ``env_type="gymnasium"``: ``reset()`` returns ``(obs, info)``, ``step()`` the
+* ``env_type="gymnasium"`` (``make_gymnasium``): ``reset()`` returns ``(obs, info)``, ``step()`` the
   5-tuple ``(obs, reward, terminated, truncated, info)``; Gymnasium spaces.
-* next-step autoreset, as EnvPool: the step after an episode ends resets that
-  env, ignores its action, and returns reward 0 and ``elapsed_step`` 0.
-* ``send(action, env_id)`` / ``recv()`` / ``async_reset()`` for async pools
-  (``batch_size < num_envs``), and ``step(action, env_id)``.
+* ``env_type="gym"`` (``make_gym``) follows the installed ``gym`` (NOTE [The gym API follows the
+  installed gym]): below 0.26 (CleanRL's EnvPool scripts declare 0.23) ``reset()`` returns the
+  observations only (``(obs, info)`` with ``gym_reset_return_info=True``) and ``step()`` the 4-tuple
+  ``(obs, reward, done, info)`` with ``info["TimeLimit.truncated"]``; with gym 0.26 or newer, or none,
+  Gymnasium's API, as EnvPool 1.2's ``make_gym``. Where ``gym`` is installed, spaces are instances of
+  both ``gym.spaces`` and ``gymnasium.spaces`` classes (NOTE [Spaces of both gym and Gymnasium] in
+  ``specs.py``): a script's ``isinstance(envs.action_space, gym.spaces.Discrete)`` holds, and rl_games'
+  EnvPool wrapper can still put them in a ``gymnasium.spaces.Dict``.
+* ``env_type="dm"`` (``make_dm``): batched ``dm_env.TimeStep``s (:class:`DmEnvPool`).
+* Pools are ``gymnasium.vector.VectorEnv`` and ``gymnasium.Env`` instances (``dm`` pools
+  ``dm_env.Environment`` ones), as EnvPool 1.2's; next-step autoreset (``metadata["autoreset_mode"]``):
+  the step after an episode ends resets that env, ignores its action, and returns reward 0 and
+  ``elapsed_step`` 0. A pool never reset may be stepped: that step resets it, as EnvPool's.
+* ``step(action, env_id)`` steps only those envs, also on a sync pool (their rows in ``env_id``'s
+  order); ``send(action, env_id)`` / ``recv()`` / ``async_reset()`` for async pools (``batch_size <
+  num_envs``); actions may be EnvPool's dict, ``{"action": ..., "env_id": ...}``.
 * ``observation_space`` / ``action_space`` are single-env spaces (EnvPool's
   convention); ``single_*_space``, ``num_envs`` and ``is_vector_env`` are plain
   attributes a script may overwrite, as CleanRL's scripts do.
-* ``config`` (a dict) and ``spec`` (an :class:`EnvSpec`: ``config`` as a
-  namedtuple, ``observation_space`` / ``action_space`` in gym's flavour, both
-  libraries' where ``gym`` is installed, and ``gymnasium_observation_space`` /
-  ``gymnasium_action_space``), as EnvPool's pools carry; every pool is an
-  instance of ``envpool_compat.python.envpool.EnvPoolMixin``, the class
-  EnvPool's pools share. With ``sys.modules["envpool"] = torchpool.envpool_compat``
-  torchrl's ``MultiThreadedEnv`` and ``MultiThreadedEnvWrapper`` run on torchpool.
+* ``config`` (a dict) and ``spec`` (an :class:`EnvSpec`: ``config`` as a namedtuple, the
+  gym-flavoured and Gymnasium spaces, ``reward_threshold``, ``state_array_spec`` /
+  ``action_array_spec`` and the ``dm`` specs), as EnvPool's pools carry; ``make_spec``,
+  ``list_all_envs``, ``__version__`` as EnvPool's module has them. Every pool is an instance of
+  ``envpool_compat.python.envpool.EnvPoolMixin``, the class EnvPool's pools share. With
+  ``sys.modules["envpool"] = torchpool.envpool_compat`` torchrl's ``MultiThreadedEnv`` and
+  ``MultiThreadedEnvWrapper`` run on torchpool.
+* EnvPool's options beyond the task's kwargs: ``frame_stack`` (each env's last observations, oldest
+  first: ``torchpool/_frame_stack.py``), ``render_mode="rgb_array"`` with ``render(env_ids)``, and, for
+  Atari, ``mode``, ``difficulty`` and ``info["ram"]``. Ids EnvPool lists under other names
+  (``CartPole-v0``, ``phys2d/CartPole-v1``) are taken. A bad id or seed raises
+  :class:`InvalidArgument`, a ``ValueError`` that is also the ``AssertionError`` EnvPool raises.
 
 ``info`` (all arrays ``[batch]``): ``env_id`` and ``elapsed_step`` (int32),
 ``players = {"env_id": ...}``, as EnvPool gives for every task; and, for every
@@ -460,13 +468,16 @@ class EnvPool(EnvPoolMixin, gymnasium.vector.VectorEnv, gymnasium.Env):
         as EnvPool's does.
         """
         action, env_id = self._unpack(action, env_id)
-        if self._never_reset and not self._pool.is_async and self._covers_all(env_id):
+        if self._pool.is_async:
+            self.send(action, env_id)
+            return self.recv()
+        ids = None if env_id is None else np.asarray(env_id, dtype=np.int64).reshape(-1)
+        if self._never_reset:
             self._never_reset = False
-            return self._to(self._pool.reset(), reset=False, return_info=True)
-        if env_id is None and not self._pool.is_async:
-            return self._to(self._pool.step(self._action(action)), reset=False, return_info=True)
-        self.send(action, env_id)
-        return self.recv()
+            td = self._pool.reset()
+            return self._to(td if ids is None else td[torch.from_numpy(ids)], reset=False, return_info=True)
+        # A sync pool steps the envs in env_id alone (Pool.step), their rows in env_id's order, as EnvPool's.
+        return self._to(self._pool.step(self._action(action), ids), reset=False, return_info=True)
 
     def send(self, action: Any, env_id: Any = None) -> None:
         """Queues one action per env in ``env_id`` (default: all) and returns at once (dict actions as
@@ -519,9 +530,6 @@ class EnvPool(EnvPoolMixin, gymnasium.vector.VectorEnv, gymnasium.Env):
                 env_id = action.get("env_id")
             action = action["action"]
         return action, env_id
-
-    def _covers_all(self, env_id: Any) -> bool:
-        return env_id is None or np.array_equal(np.sort(np.asarray(env_id).reshape(-1)), self._all_env_ids)
 
     def _action(self, action: Any) -> Any:
         # EnvPool casts NumPy actions to the action dtype (CleanRL sends int64

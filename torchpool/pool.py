@@ -285,21 +285,27 @@ class Pool:
         core = self._live_core()
         ids = self._env_ids(env_ids)
         seeds = self._seeds(seed, ids)
-        buffer = core.reset_owner()
-        if buffer is None or not buffer.reusable():
-            buffer = _Buffer(core.reset_bytes, core.reset_layout(), self.num_envs, self.pin_memory)
-            core.set_reset_buffer(buffer.data.data_ptr(), buffer)
+        self._free_reset_buffer(core)
         tensordict = core.reset(ids.data_ptr(), len(ids), 0 if seeds is None else seeds.data_ptr()).tensordict
         if len(ids) == self.num_envs:
             return tensordict
         return tensordict[: len(ids)]
 
+    def _free_reset_buffer(self, core: Any) -> None:
+        """Points the core's reset buffer (reset() and partial sync steps land there) at memory nobody holds."""
+        buffer = core.reset_owner()
+        if buffer is None or not buffer.reusable():
+            buffer = _Buffer(core.reset_bytes, core.reset_layout(), self.num_envs, self.pin_memory)
+            core.set_reset_buffer(buffer.data.data_ptr(), buffer)
+
     def step(self, action: Any, env_id: Any = None) -> TensorDict:
         """Sync step: applies ``action`` (``[num_envs, *action_shape]``) to every env.
 
-        Returns a TensorDict of batch ``[num_envs]`` ordered by env id. On an
-        async pool, ``step(action, env_id)`` is ``send(action, env_id)``
-        followed by ``recv()``.
+        Returns a TensorDict of batch ``[num_envs]`` ordered by env id. On a
+        sync pool, ``step(action, env_id)`` steps only the envs in ``env_id``
+        (``action``: ``[len(env_id), ...]``) and returns their rows in that
+        order, as EnvPool's sync pools do. On an async pool it is
+        ``send(action, env_id)`` followed by ``recv()``.
         """
         if env_id is not None or self.is_async:
             if env_id is None:
@@ -307,6 +313,8 @@ class Pool:
                     f"this pool is async (batch_size={self.batch_size} < num_envs={self.num_envs}): "
                     "use send()/recv(), or step(action, env_id)")
             ids = self._env_ids(env_id)
+            if not self.is_async and ids.shape[0] < self.num_envs:
+                return self._step_some(action, ids)
             if self.in_flight + ids.shape[0] < self.batch_size:
                 # Refused before anything is queued: sent, those envs could not be received, and the pool would
                 # refuse every step after.
@@ -317,6 +325,14 @@ class Pool:
             self.send(action, ids)
             return self.recv()
         return self._step_block(action).tensordict
+
+    def _step_some(self, action: Any, ids: torch.Tensor) -> TensorDict:
+        """A sync step of the envs in ``ids`` alone: their rows land in the reset buffer, in ``ids`` order."""
+        core = self._live_core()
+        count = ids.shape[0]
+        action = self._coerce_action(action, count)
+        self._free_reset_buffer(core)
+        return core.step_some(action.data_ptr(), _CODES[action.dtype], ids.data_ptr(), count).tensordict[:count]
 
     def step_arrays(self, action: Any) -> dict[str, Any]:
         """Sync pools: ``step(action)`` with the batch as NumPy arrays, not a TensorDict.

@@ -33,13 +33,14 @@ enum class Op : uint8_t {
   kStep,       // step the env; the result goes to the output ring
   kReset,      // reset the env (async_reset); the result goes to the output ring
   kResetInto,  // reset the env; the result goes to row `position` of the reset buffer
+  kStepInto,   // step the env; the result goes to row `position` of the reset buffer (step_some)
 };
 
 struct WorkItem {
   Op op = Op::kStep;
   int32_t first_env = 0;  // the item's first env id; next_env() gives the others
   uint32_t count = 0;     // how many env ids
-  uint32_t position = 0;  // kResetInto: row of the first env in the reset buffer
+  uint32_t position = 0;  // kResetInto, kStepInto: row of the first env in the reset buffer
 };
 
 class ActionQueue {

@@ -177,6 +177,21 @@ class Executor final : public ExecutorBase {
     if (failures_.take(EnvFailure::kResetBatch) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
   }
 
+  void step_some(const void* actions, Dtype dtype, const int64_t* ids, size_t count,
+                 const InterruptCheck& check) override {
+    settle(check);
+    if (books_.sent != books_.received)
+      throw InputError("step(action, env_id) of some envs needs every env idle, but some are in flight");
+    check_ids(ids, count, /*for_step=*/true);
+    actions_.copy(actions, dtype, ids, count);
+    reset_target_ = static_cast<int32_t>(count);
+    push(Op::kStepInto, ids, count, 0);
+    wait_or_discard(Abandoned::kReset, 0, ids, count, check);
+    reset_filled_.clear();
+    books_.mark(ids, count, 0);
+    if (failures_.take(EnvFailure::kResetBatch) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
+  }
+
   bool must_settle() const override { return books_.abandoned.kind != Abandoned::kNone; }
 
   // Finishes an interrupted call (NOTE [Interrupted calls]) before any other.
@@ -472,11 +487,12 @@ class Executor final : public ExecutorBase {
   // substeps already ran (the step must end, or the env stays mid-step).
   void run(const WorkItem& item, const ActionQueue& queue, bool may_discard = true) {
     int32_t env_id = item.first_env;
-    if (item.op == Op::kResetInto) {
+    if (item.op == Op::kResetInto || item.op == Op::kStepInto) {
+      const Op op = item.op == Op::kStepInto ? Op::kStep : Op::kResetInto;
       int32_t failures = 0;
       for (uint32_t i = 0; i < item.count; ++i) {
         const int32_t following = i + 1 < item.count ? queue.next_env(env_id) : -1;  // before the step
-        if (!discarded(env_id)) failures += run_env(env_id, Op::kResetInto, reset_targets_, item.position + i) ? 0 : 1;
+        if (!discarded(env_id)) failures += run_env(env_id, op, reset_targets_, item.position + i) ? 0 : 1;
         env_id = following;
       }
       failures_.add(EnvFailure::kResetBatch, failures);

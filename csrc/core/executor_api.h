@@ -56,6 +56,10 @@ class ExecutorBase {
   // Waits for the next batch_size rows in flight; returns their block.
   virtual size_t recv(const InterruptCheck& check) = 0;
   virtual void reset(const int64_t* ids, size_t count, const uint64_t* seeds, const InterruptCheck& check) = 0;
+  // Sync step of some envs (none in flight): their rows land in the reset buffer in `ids` order, and it
+  // waits for them, as reset() does. What EnvPool's step(action, env_id) does on a sync pool.
+  virtual void step_some(const void* actions, Dtype dtype, const int64_t* ids, size_t count,
+                         const InterruptCheck& check) = 0;
   // Whether the next call must first finish a call a second Ctrl-C abandoned
   // (NOTE [Interrupted calls]), which waits up to one env step per thread;
   // settle() does that alone, so the bindings can poll for Ctrl-C meanwhile.

@@ -322,6 +322,11 @@ inline void fill_table(Families& families) {
                void* context) {
     return guarded([&] { base(e).reset(ids, count, seeds, interrupt_check(check, context)); });
   };
+  t.step_some = [](TorchpoolExecutor* e, const void* actions, int32_t dtype, const int64_t* ids, uint64_t count,
+                   TorchpoolCheck check, void* context) {
+    return guarded(
+        [&] { base(e).step_some(actions, static_cast<Dtype>(dtype), ids, count, interrupt_check(check, context)); });
+  };
   t.settle = [](TorchpoolExecutor* e, TorchpoolCheck check, void* context) {
     return guarded([&] { base(e).settle(interrupt_check(check, context)); });
   };

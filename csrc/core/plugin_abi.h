@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define TORCHPOOL_PLUGIN_ABI_VERSION 3u
+#define TORCHPOOL_PLUGIN_ABI_VERSION 4u
 #define TORCHPOOL_PLUGIN_CAPSULE "torchpool.family_plugin"
 
 typedef enum {
@@ -221,6 +221,9 @@ typedef struct TorchpoolPlugin {
   int32_t (*set_state)(TorchpoolExecutor* executor, uint64_t env_id, const double* values, uint64_t count);
   /* spec->renders: the screen of an idle env, RGB; *pixels valid until the next call on the executor. */
   int32_t (*render)(TorchpoolExecutor* executor, uint64_t env_id, const uint8_t** pixels, int64_t shape[3]);
+  /* A sync step of some envs into the reset buffer, in ids order (version 4). */
+  int32_t (*step_some)(TorchpoolExecutor* executor, const void* actions, int32_t dtype, const int64_t* ids,
+                       uint64_t count, TorchpoolCheck check, void* check_context);
 } TorchpoolPlugin;
 
 #ifdef __cplusplus
