@@ -5,7 +5,8 @@
 # The scripts come from CleanRL's repository: a git directory given as CLEANRL_REPO (the search tool's
 # `fetch github:vwxyzjn/cleanrl` makes one), at CLEANRL_COMMIT (default HEAD). gym 0.23.1 and tyro 0.5.10
 # (CleanRL's lock) are installed once under .legacy-gym/ (gitignored), first on PYTHONPATH. Each script runs
-# on the CPU through its own flags (CleanRL's tests/test_envpool.py's, made smaller); prints a table.
+# on the CPU through its own flags (CleanRL's tests/test_envpool.py's, made smaller); prints a table with the
+# episodes each logged (its `episodic_return=` lines: Breakout games end within 2048 steps, the others' not).
 #   bash benchmarks/peers/run_cleanrl.sh [--baseline] [script names...]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +19,7 @@ if [ "${1:-}" = "--baseline" ]; then baseline=1; shift; fi
 
 # script -> its flags. The jax ones run only where jax, flax and optax import.
 declare -A flags=(
-  [ppo_atari_envpool]="--num-envs 8 --num-steps 16 --update-epochs 1 --total-timesteps 256"
+  [ppo_atari_envpool]="--num-envs 8 --num-steps 128 --update-epochs 1 --total-timesteps 2048"  # games end
   [ppo_rnd_envpool]="--num-envs 8 --num-steps 16 --update-epochs 1 --num-iterations-obs-norm-init 1 --total-timesteps 256"
   [pqn_atari_envpool]="--num-envs 8 --num-steps 16 --update-epochs 1 --total-timesteps 256"
   [pqn_atari_envpool_lstm]="--num-envs 8 --num-steps 16 --update-epochs 1 --total-timesteps 256"
@@ -55,7 +56,7 @@ envpool=$(python -c 'import envpool, gym; assert gym.__version__ == "0.23.1", gy
 print(envpool.__name__, getattr(envpool, "__version__", "?"), "| gym", gym.__version__)' 2>/dev/null) || {
   echo "envpool or gym 0.23.1 does not import with PYTHONPATH=$PYTHONPATH" >&2; exit 2; }
 echo "CleanRL $(git --git-dir="$repo" rev-parse --short "$commit"), envpool = $envpool, $(nproc) CPUs"
-printf '%-34s %-8s %8s\n' script result wall_s
+printf '%-34s %-8s %8s %9s\n' script result wall_s episodes
 failed=0
 for script in "${scripts[@]}"; do
   if [[ $jax_scripts == *" $script "* ]] && ! python -c 'import jax, flax, optax' 2>/dev/null; then
@@ -67,7 +68,7 @@ for script in "${scripts[@]}"; do
   status=$?
   wall=$(echo "$(date +%s.%N) - $start" | bc)
   if [ $status = 0 ]; then result=pass; else result=FAIL; failed=$((failed + 1)); fi
-  printf '%-34s %-8s %8.1f\n' "$script" "$result" "$wall"
+  printf '%-34s %-8s %8.1f %9d\n' "$script" "$result" "$wall" "$(grep -c 'episodic_return=' "$script.log")"
   [ $status = 0 ] || { grep -v '^Gym has\|^Please upgrade\|^Users of\|^See the migration' "$script.log" | tail -15 \
                          | sed 's/^/    /'; }
 done
