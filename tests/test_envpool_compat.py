@@ -576,6 +576,9 @@ def test_make_spec_list_all_envs_version_and_reward_threshold():
     assert set(torchpool.list_envs()) <= set(envpool.list_all_envs()), "every torchpool id"
     assert envpool.make_spec("CartPole-v0").reward_threshold == 195.0, "EnvPool's CartPole-v0"
     assert envpool.make_gym("CartPole-v0").spec.config.max_episode_steps == 200
+    for task in ("Ant", "HalfCheetah", "Hopper", "Walker2d", "Humanoid"):  # EnvPool's -v3 are its -v4
+        assert (envpool.make_spec(f"{task}-v3").observation_space.shape
+                == _real_envpool().make_spec(f"{task}-v3").observation_space.shape), task
     with pytest.raises(AssertionError, match="unknown env id 'Combat-v5'"):  # EnvPool's checks are asserts
         envpool.make_gym("Combat-v5")
     with pytest.raises(ValueError, match="seed must be an int32"):

@@ -103,10 +103,14 @@ _ENVPOOL_FIELD_ORDER = {"DmcFish": ("joint_angles", "upright", "velocity", "targ
 _REWARD_THRESHOLDS = {"CartPole-v0": 195.0, "phys2d/CartPole-v0": 195.0, "CartPole-v1": 475.0,
                       "phys2d/CartPole-v1": 475.0}
 # Ids EnvPool lists that are torchpool's under another name: (torchpool's id, EnvPool's defaults for it).
-# (Its Pendulum-v0 is not here: it integrates the angle with the unclipped velocity, Pendulum-v1 with the clipped.)
+# EnvPool's MuJoCo -v3 tasks are its -v4 ones (envpool/mujoco/gym/registration.py), Ant's with contact forces.
+# (Its Pendulum-v0 is not here: it integrates the angle with the unclipped velocity, Pendulum-v1 with the
+# clipped; nor the -v2/-v3 of the MuJoCo tasks torchpool has no -v4 of.)
 _ALIASES = {"CartPole-v0": ("CartPole-v1", {"max_episode_steps": 200}),
             "phys2d/CartPole-v0": ("CartPole-v1", {"max_episode_steps": 200}),
-            "phys2d/CartPole-v1": ("CartPole-v1", {})}
+            "phys2d/CartPole-v1": ("CartPole-v1", {}),
+            "Ant-v3": ("Ant-v4", {"use_contact_forces": True}),
+            **{f"{task}-v3": (f"{task}-v4", {}) for task in ("HalfCheetah", "Hopper", "Walker2d", "Humanoid")}}
 
 
 class InvalidArgument(ValueError, AssertionError):
@@ -165,8 +169,10 @@ def make(
             task_kwargs.setdefault("obs_dtype", torch.float64)  # NOTE [TimeSteps as EnvPool gives them]
     asked_for = task_id
     task_id, alias_defaults = _ALIASES.get(task_id, (task_id, {}))
+    alias_defaults = dict(alias_defaults)
     if max_episode_steps is None:
-        max_episode_steps = alias_defaults.get("max_episode_steps")
+        max_episode_steps = alias_defaults.pop("max_episode_steps", None)
+    task_kwargs = {**alias_defaults, **task_kwargs}
     if not (isinstance(seed, (int, np.integer)) and -(2**31) <= seed < 2**31):
         raise InvalidArgument(f"seed must be an int32, as EnvPool's, got {seed!r}")
     if not is_process_env(task_id):

@@ -22,9 +22,10 @@ git --git-dir="$repo" archive "$commit" "${files[@]}" 2>/dev/null | tar x -C "$w
 cd "$work"
 export ENVPOOL_PEER_BASELINE=$baseline  # the plug-in then only stands in for jax, where it is absent
 if [ "$baseline" = 1 ]; then
-  # EnvPool's own Atari spec refuses a bad batch_size by ending the whole process (exit 1, no exception):
-  # left out of its baseline run, and counted as failed there.
-  set -- --deselect envpool/atari/api_test.py::_SpecTest::test_invalid_batch_size "$@"
+  # Two of EnvPool's own cases end the whole process on EnvPool 1.2.5 here (exit 1, no exception: a bad
+  # batch_size refused by its C++; its raw pool class): left out of its baseline run, counted as failed.
+  set -- --deselect envpool/atari/api_test.py::_SpecTest::test_invalid_batch_size \
+    --deselect envpool/atari/atari_envpool_test.py::_AtariEnvPoolTest::test_raw_envpool "$@"
 fi
 PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" python -m pytest -q -o python_files='*_test.py' -p no:cacheprovider \
   -p envpool_plugin "${files[@]}" "$@"
