@@ -30,7 +30,7 @@ import torchpool.envpool_compat as envpool  # was: import envpool
 # NOTE [The gym API follows the installed gym] (envpool_compat.py): CleanRL's EnvPool scripts declare
 # gym 0.23, whose API (env_type="gym": obs-only resets, 4-tuple steps) these tests check. The test venv
 # has gym 0.26.2 for its spaces; each test here sees it as 0.23.1 unless it says otherwise.
-# test_cleanrl_loop_under_real_gym_0_23 runs the loop with gym 0.23.1 itself installed.
+# tests/test_envpool_legacy_gym.py runs the loop with gym 0.23.1 itself installed.
 @pytest.fixture(autouse=True)
 def gym_as_cleanrl_declares_it(monkeypatch):
     monkeypatch.setattr(gym, "__version__", "0.23.1")
