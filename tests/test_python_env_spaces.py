@@ -199,6 +199,29 @@ def test_reset_without_a_seed_passes_none_to_python_envs_as_gymnasiums_vector_en
         assert envs.reset()[1]["seed"].tolist() == [10, 11]
 
 
+@pytest.mark.parametrize("steps_in", WHERE)
+def test_get_attr_set_attr_and_call_reach_the_envs_as_in_sync_vector_env(steps_in):
+    env_fns = _make(Box(0, 1, (2,)), Discrete(2))
+    ours = torchpool.gym.VectorEnv(env_fns, num_envs=NUM_ENVS, steps_in=steps_in)
+    ref = SyncVectorEnv(env_fns)
+    try:
+        for envs in (ours, ref):
+            envs.reset(seed=3)
+            envs.set_attr("length", [4, 5, 6])
+            envs.set_attr("tag", "all")
+        assert ours.get_attr("length") == ref.get_attr("length") == (4, 5, 6)
+        assert ours.get_attr("tag") == ref.get_attr("tag") == ("all",) * 3
+        assert ours.call("length") == ref.call("length")  # an attribute that is not callable: its value
+        _assert_equal("call", ours.call("reset", seed=1), ref.call("reset", seed=1))
+        assert ours.np_random_seed == ref.np_random_seed == (1, 1, 1)
+        assert [g.bit_generator.state for g in ours.np_random] == [g.bit_generator.state for g in ref.np_random]
+        with pytest.raises(ValueError, match="Values must be a list or tuple"):
+            ours.set_attr("length", [1, 2])
+    finally:
+        ours.close()
+        ref.close()
+
+
 @pytest.mark.parametrize("env_id", ["CartPole-v1", None])
 def test_a_scalar_action_is_a_type_error_as_in_gymnasiums_vector_envs(env_id):
     envs = (torchpool.gym.VectorEnv(env_id, num_envs=2) if env_id else
@@ -225,7 +248,38 @@ def test_an_ignored_action_of_a_next_step_reset_is_not_checked():
         envs.close()
 
 
-def test_observation_mode_takes_the_spaces_to_report_and_refuses_what_it_cannot_do():
+def _bounded(high: float, shape: tuple = (5,)):
+    return lambda: SpaceEnv(Box(0, high, shape), Discrete(2))
+
+
+@pytest.mark.parametrize("steps_in", WHERE)
+def test_observation_mode_different_takes_spaces_whose_bounds_differ_as_gymnasium(steps_in):
+    env_fns = [_bounded(1.0), _bounded(2.0), _bounded(3.0)]
+    envs = torchpool.gym.VectorEnv(env_fns, num_envs=3, observation_mode="different", steps_in=steps_in)
+    try:
+        assert envs.observation_space == gymnasium.vector.utils.batch_differing_spaces([Box(0, h, (5,))
+                                                                                       for h in (1.0, 2.0, 3.0)])
+        assert envs.single_observation_space == Box(0, 1.0, (5,))
+        assert envs.reset(seed=0)[0] in envs.observation_space
+        assert envs.step(np.zeros(3, dtype=np.int64))[0] in envs.observation_space
+    finally:
+        envs.close()
+    with pytest.raises(RuntimeError, match="not equivalent.*use `observation_mode='different'` instead"):
+        torchpool.gym.VectorEnv(env_fns, num_envs=3, steps_in=steps_in)
+    with pytest.raises(ValueError, match="other shapes or dtypes"):
+        torchpool.gym.VectorEnv([_bounded(1.0, (1,)), _bounded(1.0, (2,))], num_envs=2,
+                                observation_mode="different", steps_in=steps_in)
+    mixed = [_bounded(1.0), lambda: SpaceEnv(Discrete(5), Discrete(2))]
+    with pytest.raises(TypeError, match="not made of the spaces"):
+        torchpool.gym.VectorEnv(mixed, num_envs=2, observation_mode="different", steps_in=steps_in)
+    # the pool itself: one space unless asked
+    with pytest.raises(ValueError, match="another observation space than env 0"):
+        torchpool.make(env_fns, num_envs=3, steps_in=steps_in)
+    with torchpool.make(env_fns, num_envs=3, steps_in=steps_in, observation_mode="different") as pool:
+        assert [space.high[0] for space in pool.observation_spaces] == [1.0, 2.0, 3.0]
+
+
+def test_observation_mode_takes_the_spaces_to_report():
     env_fns = _make(Box(0, 1, (5,)), Discrete(2))
     spaces = (Box(0, 4, (3, 5)), Box(0, 4, (5,)))
     envs = torchpool.gym.VectorEnv(env_fns, num_envs=NUM_ENVS, observation_mode=spaces)

@@ -53,8 +53,9 @@ import gymnasium
 import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import batch_space
+from gymnasium.vector.utils import batch_differing_spaces, batch_space
 
+from ._workers import is_process_env
 from ._workers import spaces as _spaces
 from .pool import FIXED_KEYS, Pool, make
 from .registry import list_envs_unchecked
@@ -106,6 +107,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         array_type: ``"numpy"`` (default) or ``"torch"`` for the outputs.
         device: with ``array_type="torch"``, where outputs go (default: stay on
             the CPU, zero-copy).
+        observation_mode: as Gymnasium's ``AsyncVectorEnv`` takes it: ``"same"`` (default; envs whose
+            observation spaces differ raise Gymnasium's RuntimeError), ``"different"`` (Python envs whose
+            spaces differ in their bounds: ``batch_differing_spaces``), or ``(observation_space,
+            single_observation_space)`` to report.
         **make_kwargs: the rest of ``torchpool.make``'s arguments (``seed``,
             ``num_threads``, ``obs_dtype``, ``max_episode_steps``, task kwargs).
             ``batch_size`` must be ``num_envs``: a Gymnasium vector env is sync.
@@ -130,7 +135,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         observation_mode: str | tuple[gymnasium.Space, gymnasium.Space] = "same",
         **make_kwargs: Any,
     ):
-        custom_spaces = _observation_mode(observation_mode)
+        observation_mode = _observation_mode(observation_mode)
+        if is_process_env(env_id):
+            # The pool takes spaces whose bounds differ; "same" is checked below, with Gymnasium's error.
+            make_kwargs["observation_mode"] = "different"
         pool_autoreset = make_kwargs.pop("autoreset", None)
         if autoreset_mode is None:
             autoreset_mode = AutoresetMode.NEXT_STEP if pool_autoreset is None else pool_autoreset
@@ -161,8 +169,19 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = self._pool.action_spec.to_gymnasium()
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        if custom_spaces is not None:
-            self.observation_space, self.single_observation_space = custom_spaces
+        observation_spaces = getattr(self._pool, "observation_spaces", (self.single_observation_space,))
+        if isinstance(observation_mode, tuple):
+            self.observation_space, self.single_observation_space = observation_mode
+        elif observation_mode == "different":
+            self.observation_space = batch_differing_spaces(observation_spaces)
+        elif any(space != observation_spaces[0] for space in observation_spaces[1:]):
+            self._pool.close()
+            # Gymnasium's message (SyncVectorEnv.__init__)
+            raise RuntimeError(
+                "VectorEnv(..., observation_mode='same') however the sub-environments observation spaces are not "
+                f"equivalent. single_observation_space={self.single_observation_space}, sub-environment "
+                f"observation_space={next(s for s in observation_spaces if s != observation_spaces[0])}. If this "
+                "is intentional, use `observation_mode='different'` instead.")
         self._extra_keys = tuple(self._pool.extra_keys)
         # A pool of Python envs handed back as NumPy: what Gymnasium's own vector envs return, object leaves,
         # infos and space dtypes included (NOTE [Python objects] in torchpool/_workers/spaces.py).
@@ -569,20 +588,16 @@ _RESET_SLOT, _STEP_SLOT = 1, 2  # worker.ObjectSlots.RESET and .STEP
 _POOL_ACTION_DTYPES = frozenset({"float32", "float64", "int32", "int64", "uint8"})
 
 
-def _observation_mode(mode: Any) -> tuple[gymnasium.Space, gymnasium.Space] | None:
-    """``observation_mode`` as AsyncVectorEnv takes it: ``"same"`` (None: the pool's spaces), or a tuple
-    ``(observation_space, single_observation_space)`` to report. ``"different"`` is refused: every env of a
-    pool has env 0's spaces."""
+def _observation_mode(mode: Any) -> str | tuple[gymnasium.Space, gymnasium.Space]:
+    """``observation_mode`` as AsyncVectorEnv takes it, checked: ``"same"``, ``"different"``, or a tuple
+    ``(observation_space, single_observation_space)`` to report."""
     if isinstance(mode, tuple) and len(mode) == 2:
         if not isinstance(mode[0], gymnasium.Space) or not isinstance(mode[1], gymnasium.Space):
             raise TypeError(f"Expected both elements of observation_mode to be Spaces, got {type(mode[0])} "
                             f"and {type(mode[1])}")
         return mode
-    if isinstance(mode, str) and mode == "same":
-        return None
-    if isinstance(mode, str) and mode == "different":
-        raise ValueError("observation_mode='different': every env of a torchpool pool must have the same "
-                         "observation space (give the spaces to report as observation_mode=(batch, single))")
+    if isinstance(mode, str) and mode in ("same", "different"):
+        return mode
     # Gymnasium's message (AsyncVectorEnv.__init__)
     raise ValueError("Invalid `observation_mode`, expected: 'same' or 'different' or tuple of single and batch "
                      f"observation space, actual got {mode}")

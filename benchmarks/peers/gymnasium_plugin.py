@@ -15,6 +15,7 @@ The cases a drop-in cannot pass are skipped in :data:`SKIPPED`, each with why.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -45,7 +46,10 @@ def AsyncVectorEnv(env_fns: Sequence[Callable[[], Any]], shared_memory: bool = T
     if autoreset_mode is not None:
         kwargs["autoreset_mode"] = autoreset_mode
     env_fns = list(env_fns)
-    return torchpool.gym.VectorEnv(env_fns, num_envs=len(env_fns), **kwargs)
+    # Where the envs step: "auto" (torchpool's choice: cheap test envs step in the calling process),
+    # "caller" or "workers" (worker processes, as AsyncVectorEnv's), from TORCHPOOL_STEPS_IN.
+    steps_in = os.environ.get("TORCHPOOL_STEPS_IN", "auto")
+    return torchpool.gym.VectorEnv(env_fns, num_envs=len(env_fns), steps_in=steps_in, **kwargs)
 
 
 def pytest_load_initial_conftests(early_config, parser, args) -> None:

@@ -3,7 +3,8 @@
 # VectorEnv (gymnasium_plugin.py), and then as they are (Gymnasium's own baseline on the same files).
 # The tests come from Gymnasium's repository (a git directory, GYMNASIUM_REPO) at the commit of the
 # installed release (GYMNASIUM_COMMIT, default v1.4.0's 95a790e19: "Update to v1.4.0"; the PyPI sdist
-# has no tests). Prints each run's pytest summary.
+# has no tests). Prints each run's pytest summary. TORCHPOOL_STEPS_IN=workers steps the envs in worker
+# processes (default "auto": the cheap test envs step in the calling process).
 #   bash benchmarks/peers/run_gymnasium.sh [--ours-only|--baseline-only] [pytest args...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

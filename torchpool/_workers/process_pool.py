@@ -129,6 +129,9 @@ class ProcessPool(Pool):
             unknown keyword raises ``TypeError`` before any process starts
             (with "did you mean" for a near-miss of torchpool's own arguments).
 
+        observation_mode: ``"same"`` (default): every env has env 0's observation space;
+            ``"different"``: their bounds may differ, not their leaves, shapes or dtypes (as
+            Gymnasium's vector envs take it; ``observation_spaces`` holds each env's).
         steps_in: ``"auto"`` (default), ``"caller"`` or ``"workers"``: where the
             envs step (NOTE [Where envs step]; ``schedule["steps_in"]`` says
             what "auto" chose). ``num_workers`` given means ``"workers"``.
@@ -146,7 +149,8 @@ class ProcessPool(Pool):
                  num_workers: int | None = None, seed: int | None = 0, autoreset: str = "same_step",
                  env_kwargs: Sequence[dict] | None = None, max_episode_steps: int | None = None,
                  pin_memory: bool | None = None, spin_polls: int = DEFAULT_SPIN_POLLS,
-                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S, steps_in: str = "auto", **kwargs: Any):
+                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S, steps_in: str = "auto",
+                 observation_mode: str = "same", **kwargs: Any):
         self._core = None
         if not sys.platform.startswith("linux"):
             raise NotImplementedError("pools of Python envs need Linux (memfd, pidfd and shared futexes); "
@@ -165,6 +169,9 @@ class ProcessPool(Pool):
             raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
         if pin_memory is not None and not isinstance(pin_memory, bool):
             raise TypeError(f"pin_memory must be a bool or None, got {pin_memory!r}")
+        if observation_mode not in ("same", "different"):
+            raise ValueError(f"observation_mode must be 'same' or 'different', got {observation_mode!r}")
+        self._observation_mode = observation_mode
         if steps_in not in ("auto", "caller", "workers"):
             raise ValueError(f"steps_in must be 'auto', 'caller' or 'workers', got {steps_in!r}")
         if num_workers is not None:
@@ -334,11 +341,12 @@ class ProcessPool(Pool):
                                    f"({self.env_id}):\n{report}")
         first = reports[0][1]
         for worker, (_, report) in zip(self._workers[1:], reports[1:]):
-            if (report["observation_space"] != first["observation_space"]
-                    or report["action_space"] != first["action_space"]):
-                raise ValueError(f"env {worker.first_env} has other spaces than env 0 ({report['observation_space']}, "
-                                 f"{report['action_space']} vs {first['observation_space']}, "
-                                 f"{first['action_space']}): every env of a pool must have the same spaces")
+            if report["action_space"] != first["action_space"]:
+                raise ValueError(f"env {worker.first_env} has another action space than env 0 "
+                                 f"({report['action_space']} vs {first['action_space']}): every env of a pool "
+                                 "must have the same spaces")
+        self.observation_spaces = tuple(space for _, report in reports for space in report["observation_spaces"])
+        spaces.check_observation_spaces(self.observation_spaces, self._observation_mode)
         columns = spaces.observation_columns(first["observation_space"])
         action = spaces.action_plan(first["action_space"])
         reserved = set(_core.FIXED_KEYS) | {"observation", "final_observation"}

@@ -24,6 +24,7 @@ its observations and infos are what Gymnasium's own vector envs return.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,6 +172,29 @@ def observation_columns(space: Any) -> list[Column]:
     if len(columns) == 1:  # the core's one field is unnamed, wherever it is in the observation
         return [dataclasses.replace(columns[0], name="")]
     return columns
+
+
+def check_observation_spaces(observation_spaces: Sequence[Any], mode: str) -> None:
+    """Every env's observation space against env 0's: equal (``mode`` ``"same"``), or (``"different"``,
+    Gymnasium's ``observation_mode``) made of the same leaves with the same shapes and dtypes, so one
+    layout of columns holds them all. TypeError for other leaves, ValueError for other shapes or dtypes."""
+    first = observation_spaces[0]
+    for env, space in enumerate(observation_spaces[1:], 1):
+        if space == first:
+            continue
+        if mode == "same":
+            raise ValueError(f"env {env} has another observation space than env 0 ({space} vs {first}): every env "
+                             "of a pool must have the same spaces (observation_mode='different' takes spaces "
+                             "whose bounds differ)")
+        kinds = [[(path, type(leaf)) for path, leaf in _walk(each)] for each in (first, space)]
+        if kinds[0] != kinds[1]:
+            raise TypeError(f"env {env}'s observation space {space} is not made of the spaces env 0's is ({first}): "
+                            "the envs of a pool must batch together")
+        layouts = [[(path, getattr(leaf, "shape", None), getattr(leaf, "dtype", None)) for path, leaf in _walk(each)]
+                   for each in (first, space)]
+        if layouts[0] != layouts[1]:
+            raise ValueError(f"env {env}'s observation space {space} has other shapes or dtypes than env 0's "
+                             f"({first}): the envs of a pool must batch together")
 
 
 def observation_spec(space: Any, columns: list[Column]) -> BoxSpec | DictSpec:

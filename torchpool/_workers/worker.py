@@ -154,11 +154,13 @@ def describe(envs: list, payload: dict, probe_seed) -> dict:
     """
     first = envs[0]
     for index, env in enumerate(envs[1:], 1):
-        if env.observation_space != first.observation_space or env.action_space != first.action_space:
-            raise ValueError(f"env {index} of this worker has other spaces than its first env "
-                             f"({env.observation_space}, {env.action_space} vs {first.observation_space}, "
-                             f"{first.action_space}): every env of a pool must have the same spaces")
-    report = {"observation_space": first.observation_space, "action_space": first.action_space, "info": None}
+        if env.action_space != first.action_space:
+            raise ValueError(f"env {index} of this worker has another action space than its first env "
+                             f"({env.action_space} vs {first.action_space}): every env of a pool must have the "
+                             "same spaces")
+    # each env's: the pool checks them (spaces.check_observation_spaces)
+    report = {"observation_space": first.observation_space, "action_space": first.action_space, "info": None,
+              "observation_spaces": [env.observation_space for env in envs]}
     if probe_seed is not None:
         probe = make_env(payload["env_fns"][0], payload["env_kwargs"][0], payload["registrations"])
         try:
