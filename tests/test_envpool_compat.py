@@ -716,3 +716,16 @@ def test_atari_mode_difficulty_and_ram_as_envpool_gives_them():
         other.close()
     with pytest.raises(ValueError, match="mode=99 is not one of this game's"):
         torchpool.make("Freeway-v5", mode=99)
+
+
+@pytest.mark.parametrize("env_id", ["Pong-v5", "CartPole-v1", "CheetahRun-v1"])
+def test_info_has_envpools_keys_and_the_atari_three_only(env_id):
+    # torchpool's own extras (Atari's episode_frame_number, the Control Suite's unstable) stay out of info;
+    # lives, reward and terminated are the documented superset for every family.
+    real, ours = _real_envpool().make_gymnasium(env_id, num_envs=2), envpool.make_gymnasium(env_id, num_envs=2)
+    try:
+        theirs, mine = set(real.reset()[1]), set(ours.reset()[1])
+        assert mine == theirs | {"lives", "reward", "terminated"}, f"torchpool {sorted(mine)} EnvPool {sorted(theirs)}"
+    finally:
+        real.close()
+        ours.close()

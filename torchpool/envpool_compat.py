@@ -163,23 +163,22 @@ def make(
     elif gym_reset_return_info is False:
         raise ValueError("gym_reset_return_info=False asks for the legacy gym API, which torchpool (as EnvPool) "
                          "gives only where the installed gym is older than 0.26; reset() returns (obs, info)")
-    if not is_process_env(task_id):  # threads are for torchpool's C++ envs; Python envs run in processes
-        task_kwargs.update(num_threads=num_threads or None, thread_affinity_offset=thread_affinity_offset)
-        if env_type == "dm" and registry.lookup(task_id).family in _CONTROL_SUITE:
-            task_kwargs.setdefault("obs_dtype", torch.float64)  # NOTE [TimeSteps as EnvPool gives them]
+    if not (isinstance(seed, (int, np.integer)) and -(2**31) <= seed < 2**31):
+        raise InvalidArgument(f"seed must be an int32, as EnvPool's, got {seed!r}")
     asked_for = task_id
     task_id, alias_defaults = _ALIASES.get(task_id, (task_id, {}))
     alias_defaults = dict(alias_defaults)
     if max_episode_steps is None:
         max_episode_steps = alias_defaults.pop("max_episode_steps", None)
     task_kwargs = {**alias_defaults, **task_kwargs}
-    if not (isinstance(seed, (int, np.integer)) and -(2**31) <= seed < 2**31):
-        raise InvalidArgument(f"seed must be an int32, as EnvPool's, got {seed!r}")
-    if not is_process_env(task_id):
+    if not is_process_env(task_id):  # threads are for torchpool's C++ envs; Python envs run in processes
         try:
-            registry.lookup(task_id)
+            family = registry.lookup(task_id).family
         except ValueError as error:  # an unknown id, the closest named
             raise InvalidArgument(str(error)) from None
+        task_kwargs.update(num_threads=num_threads or None, thread_affinity_offset=thread_affinity_offset)
+        if env_type == "dm" and family in _CONTROL_SUITE:
+            task_kwargs.setdefault("obs_dtype", torch.float64)  # NOTE [TimeSteps as EnvPool gives them]
     frame_stack = task_kwargs.pop("frame_stack", 1)
     if isinstance(frame_stack, bool) or not isinstance(frame_stack, (int, np.integer)) or frame_stack < 1:
         raise ValueError(f"frame_stack must be an int >= 1, got {frame_stack!r}")
@@ -569,7 +568,7 @@ class EnvPool(EnvPoolMixin, gymnasium.vector.VectorEnv, gymnasium.Env):
         info["lives"] = lives
         info["reward"] = td["raw_reward" if atari else "reward"].numpy()
         info["terminated"] = game_over.astype(np.int32)
-        for key in keys - _POOL_KEYS - renamed:
+        for key in keys - _POOL_KEYS - renamed - _NOT_ENVPOOLS:
             info[key] = td[key].numpy()
         return info
 

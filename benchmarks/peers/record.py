@@ -1,0 +1,76 @@
+"""How many of the peers' own test cases pass on torchpool, next to the peer itself on the same files.
+
+Reads the pytest logs the run_*.sh / sb3_run.py harnesses wrote (each ends with pytest's summary line),
+writes the section "The peers' own test suites" of benchmarks/RESULTS.md and benchmarks/peers.png.
+
+    python benchmarks/peers/record.py --suite "EnvPool 1.2.5" ours.log theirs.log --before 23 --note "..." \\
+        --suite "Gymnasium 1.4.0" ... [--source "..."]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from torchpool.bench import grouped_bars, record_section
+
+RESULTS = Path(__file__).resolve().parents[1] / "RESULTS.md"
+PLOT = Path(__file__).resolve().parents[1] / "peers.png"
+_COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|deselected)")
+
+
+def counts(log: Path) -> dict[str, int]:
+    """pytest's closing counts (passed, failed, skipped, error, deselected) from a log's last summary line."""
+    lines = [line for line in log.read_text().splitlines() if re.search(r"\d+ (passed|failed)", line)]
+    if not lines:
+        raise SystemExit(f"{log}: no pytest summary line (did the run finish?)")
+    found = {kind.rstrip("s") if kind.startswith("error") else kind: int(n) for n, kind in _COUNT.findall(lines[-1])}
+    return {kind: found.get(kind, 0) for kind in ("passed", "failed", "skipped", "error", "deselected")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suite", nargs=3, action="append", metavar=("NAME", "OURS_LOG", "PEER_LOG"), required=True)
+    parser.add_argument("--before", type=int, action="append", default=[],
+                        help="passes on torchpool before this work, one per --suite (as the issue counted)")
+    parser.add_argument("--note", action="append", default=[], help="a bullet under the table (repeatable)")
+    args = parser.parse_args()
+    rows, names, ours_passed, theirs_passed, before = [], [], [], [], []
+    for index, (name, ours_log, peer_log) in enumerate(args.suite):
+        ours, theirs = counts(Path(ours_log)), counts(Path(peer_log))
+        total = sum(ours[kind] for kind in ("passed", "failed", "skipped", "error"))
+        peer_total = sum(theirs[kind] for kind in ("passed", "failed", "skipped", "error", "deselected"))
+        was = args.before[index] if index < len(args.before) else None
+        rows.append(f"| {name} | {total} | {'-' if was is None else was} | **{ours['passed']}** | {ours['failed']} | "
+                    f"{ours['skipped']} | {theirs['passed']} of {peer_total} |")
+        names.append(name)
+        ours_passed.append(ours["passed"])
+        theirs_passed.append(theirs["passed"])
+        before.append(was or 0)
+    body = ["| suite | cases | passed on torchpool before | passed on torchpool | failed | skipped | "
+            "passed on the peer itself |", "|---|---:|---:|---:|---:|---:|---:|", *rows, "",
+            *[f"- {note}" for note in args.note], "", f"![passes per suite]({PLOT.name})"]
+    record_section(RESULTS, "peers", "The peers' own test suites on torchpool (`benchmarks/peers/`, `tests/peers/`)",
+                   ["- Question: how many of EnvPool's, Gymnasium's and SB3's own test cases, their assertions "
+                    "untouched and only the class or module under test swapped for torchpool's, pass?",
+                    "- Settings: each suite's files as its harness lists them; the peer's own run is the same files "
+                    "on the installed peer. Which cases cannot pass on a drop-in, and why: docs/adapters.md."],
+                   body, packages=("envpool", "gymnasium", "stable-baselines3", "gym"))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 3.5))
+    grouped_bars(axes, names, {"torchpool before": before, "torchpool now": ours_passed,
+                               "the peer itself": theirs_passed})
+    axes.set_ylabel("cases passed")
+    axes.set_title("The peers' own tests: cases passed")
+    figure.tight_layout()
+    figure.savefig(PLOT, dpi=120)
+    print(f"wrote {RESULTS} and {PLOT}")
+
+
+if __name__ == "__main__":
+    main()
