@@ -544,3 +544,21 @@ def test_constructors_returning_one_env_object_are_refused():
     env = Reachable()
     with pytest.raises(ValueError, match="returned the same env object"):
         torchpool.make([lambda: env] * 2, num_envs=2, steps_in="caller")
+
+
+class OwnDict(gymnasium.spaces.Dict):
+    """A space class of this module, which travels to the workers by value (as a class of __main__ does)."""
+
+
+class OwnSpaceEnv(Reachable):
+    observation_space = OwnDict({"x": gymnasium.spaces.Box(0, 1, (2,), np.float32)})
+
+    def reset(self, *, seed=None, options=None):
+        return {"x": np.zeros(2, np.float32)}, {}
+
+
+def test_a_space_of_a_class_that_came_by_value_travels_back_from_the_workers():
+    with torchpool.make(OwnSpaceEnv, num_envs=2, num_workers=1) as pool:
+        assert type(pool.observation_space).__name__ == "OwnDict"
+        assert pool.reset()["observation"].shape[0] == 2
+        assert [type(space).__name__ for space in pool.get_attr("observation_space")] == ["OwnDict"] * 2

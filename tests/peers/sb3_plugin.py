@@ -22,6 +22,7 @@ import multiprocessing
 import sys
 from collections.abc import Callable
 
+import cloudpickle
 import gymnasium
 import stable_baselines3  # noqa: F401  (loads the modules whose names are swapped below)
 import stable_baselines3.common.env_util  # noqa: F401
@@ -65,6 +66,15 @@ def swap_vec_envs() -> list[str]:
 
 
 SWAPPED = swap_vec_envs()
+
+
+def pytest_runtest_setup(item) -> None:
+    """SB3's test modules travel to torchpool's workers by value: a worker that unpickled their envs by
+    reference would import the test module, and with it SB3 and torch, seconds per worker (SB3's own
+    tests wrapped in its Monitor still import SB3 there, as in SB3's SubprocVecEnv)."""
+    module = getattr(item, "module", None)
+    if module is not None and module.__name__ in sys.modules:
+        cloudpickle.register_pickle_by_value(module)
 
 
 def pytest_report_header(config) -> str:

@@ -46,7 +46,8 @@ def sdist_tests(version: str, cache: Path) -> Path:
     if not archive.is_file():
         with tempfile.TemporaryDirectory(dir=cache) as download:
             done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                                   "--no-binary", ":all:", f"stable-baselines3=={version}", "-d", download],
+                                   "--no-binary", ":all:", "--retries", "1", "--timeout", "30",
+                                   f"stable-baselines3=={version}", "-d", download],
                                   capture_output=True, text=True)
             found = sorted(Path(download).glob("*.tar.gz"))
             if done.returncode != 0 or not found:
@@ -55,7 +56,8 @@ def sdist_tests(version: str, cache: Path) -> Path:
             os.replace(found[0], archive)
     with tempfile.TemporaryDirectory(dir=cache) as unpacked:
         with tarfile.open(archive) as tar:
-            tar.extractall(unpacked, filter="data")
+            # filter="data" (no links out, no device files) where this Python has it (3.10.12+, 3.11.4+)
+            tar.extractall(unpacked, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
         tops = [path for path in Path(unpacked).iterdir() if path.is_dir()]
         if len(tops) != 1 or not all((tops[0] / name).is_file() for name in FILES):
             raise FetchError(f"{archive} does not hold {FILES} under one folder")

@@ -31,7 +31,14 @@ import traceback
 
 
 def send_message(sock: socket.socket, message: object) -> None:
-    data = pickle.dumps(message)
+    try:
+        data = pickle.dumps(message)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        # What pickle cannot name here (a space or value of a class that came by value, as cloudpickle sends
+        # what __main__ or a by-value module defines), pickled by value as it came; plain pickle loads it.
+        import cloudpickle
+
+        data = cloudpickle.dumps(message)
     sock.sendall(struct.pack("<Q", len(data)) + data)
 
 
@@ -493,14 +500,8 @@ def exit_when_parent_ends(sock: socket.socket, answers: EnvAnswers | None = None
                 answer = answer_env_request(answers, request)
                 try:
                     send_message(sock, answer)
-                except (pickle.PicklingError, TypeError, AttributeError) as error:
-                    try:
-                        import cloudpickle  # what pickle cannot (a lambda, a local class): as the payload came
-
-                        data = cloudpickle.dumps(answer)
-                    except Exception:
-                        data = pickle.dumps(("error", RuntimeError(f"the answer does not pickle: {error!r}"), ""))
-                    sock.sendall(struct.pack("<Q", len(data)) + data)
+                except Exception as error:  # an answer not even cloudpickle takes (a lock, a file...)
+                    send_message(sock, ("error", RuntimeError(f"the answer does not pickle: {error!r}"), ""))
         except OSError:
             pass
         os._exit(0)
@@ -524,7 +525,7 @@ def main() -> None:
         envs = build_envs(payload)
         report = describe(envs, payload, setup["probe_seed"])
         try:
-            pickle.dumps(report)
+            pickle.dumps(report["info"])  # the spaces go as send_message can (by value, if they came so)
         except Exception:  # an info value that does not pickle: its keys are all the parent needs
             report["info"] = {key: None for key in report["info"]}
         send_message(sock, ("built", report))
