@@ -189,6 +189,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if self._python:
             self._observation_space = self._pool.observation_space
             self._columns = self._pool.observation_columns
+            self._batch_observations = _spaces.observation_batcher(self._observation_space, self._columns)
             self._action_plan = self._pool.action_plan
             self._object_leaves: list = [()] * num_envs  # per env, the object leaves of its latest observation
             self._ended = np.zeros(num_envs, dtype=bool)  # NEXT_STEP: the envs the next step resets
@@ -399,15 +400,16 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             reset = done
         else:
             reset = None
-        steps = self._pool.objects(_STEP_SLOT)
-        reset_ids = [] if reset is None else np.flatnonzero(reset).tolist()
-        resets = self._pool.objects(_RESET_SLOT, reset_ids) if reset_ids else None
-        ended = reset_ids if mode is AutoresetMode.SAME_STEP else []
         extras = {key: columns[key] for key in self._extra_keys}
-        if steps is None and resets is None and not ended:
+        if not self._pool.objects_written() and (mode is not AutoresetMode.SAME_STEP or True not in done.tolist()):
+            # every env's info is its row of the extras (most steps of most envs: no pickle was written)
             info = self._extras_info({key: torch.from_numpy(value) for key, value in extras.items()}, None) \
                 if extras else {}
         else:
+            steps = self._pool.objects(_STEP_SLOT)
+            reset_ids = [] if reset is None else np.flatnonzero(reset).tolist()
+            resets = self._pool.objects(_RESET_SLOT, reset_ids) if reset_ids else None
+            ended = reset_ids if mode is AutoresetMode.SAME_STEP else []
             answers = list(steps) if steps is not None else [None] * self.num_envs
             finals = {}
             for env, answer in zip(reset_ids, resets or [None] * len(reset_ids)):
@@ -432,17 +434,17 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 raise ValueError(f"got {len(actions)} actions for num_envs={self.num_envs}")
             self._pool.put_object_actions(actions)
             return torch.zeros(self.num_envs, dtype=torch.int64)
-        if isinstance(actions, np.ndarray) and actions.dtype.name not in _POOL_ACTION_DTYPES:
+        if actions.__class__ is np.ndarray and actions.dtype not in _POOL_ACTION_DTYPES:
             # int8, uint16, bool... (a MultiDiscrete's or MultiBinary's own dtype): the pool takes these
             actions = actions.astype(np.float64 if actions.dtype.kind == "f" else np.int64)
-        if kind == "discrete" and self._ended.any():
+        if kind == "discrete" and True in self._ended.tolist():
             # NEXT_STEP: these envs reset and ignore their action, which Gymnasium never checks
             actions = np.array(actions, copy=True)
             actions[self._ended] = 0
         return actions
 
     def _python_observation(self, observation: Any) -> Any:
-        return _spaces.batch_observations(self._observation_space, self._columns, observation, self._object_leaves)
+        return self._batch_observations(observation, self._object_leaves)
 
     def _python_info(self, extras: dict[str, np.ndarray], env_ids: Sequence[int], answers: list,
                      finals: dict | None = None, columns: dict | None = None) -> dict[str, Any]:
@@ -457,8 +459,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 final_obs = None if answer is None else answer[2]
                 if final_obs is None:  # too large for its slot, or an end the pool's time limit made
                     if final_batch is None:
-                        final_batch = _spaces.batch_observations(
-                            self._observation_space, self._columns, columns["final_observation"],
+                        final_batch = self._batch_observations(
+                            columns["final_observation"],
                             [(() if answer is None else answer[0]) for answer in
                              (finals.get(e) for e in range(self.num_envs))])
                     final_obs = _spaces.row(self._observation_space, final_batch, env)
@@ -585,7 +587,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
 
 _RESET_SLOT, _STEP_SLOT = 1, 2  # worker.ObjectSlots.RESET and .STEP
-_POOL_ACTION_DTYPES = frozenset({"float32", "float64", "int32", "int64", "uint8"})
+_POOL_ACTION_DTYPES = frozenset(np.dtype(name) for name in ("float32", "float64", "int32", "int64", "uint8"))
 
 
 def _observation_mode(mode: Any) -> str | tuple[gymnasium.Space, gymnasium.Space]:

@@ -364,7 +364,8 @@ class ProcessPool(Pool):
         offsets = process.layout(layout_args)
         # NOTE [Python objects] (spaces.py): the object slots follow the core's region, untouched pages cost nothing
         offsets["objects"] = -(-offsets["total"] // 4096) * 4096
-        offsets["total"] = offsets["objects"] + layout_args[0] * 3 * _OBJECT_SLOT_BYTES
+        offsets["total"] = offsets["objects"] + worker_script.ObjectSlots.area_bytes(layout_args[0],
+                                                                                   _OBJECT_SLOT_BYTES)
         self._region_fd = os.memfd_create("torchpool-process-pool", os.MFD_CLOEXEC)
         os.ftruncate(self._region_fd, offsets["total"])
         import mmap
@@ -386,10 +387,12 @@ class ProcessPool(Pool):
                       "fields": [(c.path, c.dtype.name, c.shape) for c in columns],
                       "extras": [(key, dtype.name, shape) for key, dtype, shape in extras],
                       "spin_polls": _WORKER_SPIN_POLLS,
-                      "objects": {"slot_bytes": _OBJECT_SLOT_BYTES,
+                      "objects": {"slot_bytes": _OBJECT_SLOT_BYTES, "same_step": autoreset == "same_step",
                                   "paths": spaces.object_paths(first["observation_space"])}}
         self._objects = worker_script.ObjectSlots(self._region, offsets["objects"], layout_args[0],
                                                   _OBJECT_SLOT_BYTES)
+        self._answer_lengths = self._objects.lengths[:, 1:]
+        self._no_answers = bytes(self._answer_lengths.nbytes)
         self.observation_columns = columns
         self.action_plan = action
         if self._steps_in == "caller":  # NOTE [Answers in the caller]
@@ -481,6 +484,11 @@ class ProcessPool(Pool):
             return None
         read = self._objects.read
         return [read(env, slot) for env in (range(self.num_envs) if env_ids is None else env_ids)]
+
+    def objects_written(self) -> bool:
+        """Whether any env's last reset or step answer holds Python objects (``objects()`` would return any)."""
+        answers = self._answer_lengths  # (tobytes and a compare: a tenth of ndarray.any()'s cost at 8 envs)
+        return answers.tobytes() != self._no_answers
 
     def unseed_next_resets(self, env_ids: Sequence[int]) -> None:
         """The next reset of each env of ``env_ids`` passes ``seed=None`` to ``env.reset``, even where it is
@@ -615,7 +623,7 @@ class ProcessPool(Pool):
         if self._region_fd >= 0:
             os.close(self._region_fd)
             self._region_fd = -1
-            self._objects = None  # views of the region
+            self._objects = self._answer_lengths = None  # views of the region
             self._region.close()
 
     def __repr__(self) -> str:

@@ -14,11 +14,12 @@ in a slot of the region's object area (``worker.ObjectSlots``): the parts of an
 observation that cannot batch (``Text``, ``Sequence``, ``Graph``, ``OneOf``, a
 custom ``Space``: their "object leaves"), an action of such a space, an
 ``info`` whose keys or values the extras columns do not hold as they are (a
-key missing or added, a dict, a string), every reset's ``info`` (in a
-SAME_STEP step the extras keep the step's) and the observation at an episode's
-end (``final_obs``, as the env returned it). A step with none of these writes
-no pickle. The Gymnasium adapter reads them back (``ProcessPool.objects``), so
-its observations and infos are what Gymnasium's own vector envs return.
+key missing or added, a dict, a string), and in SAME_STEP pools every
+reset's ``info`` (the extras keep the step's) and an episode's last answer
+(its info, and its observation as ``final_obs``, as the env returned it). A
+step with none of these (most steps of most envs) writes no pickle. The
+Gymnasium adapter reads them back (``ProcessPool.objects``), so its
+observations and infos are what Gymnasium's own vector envs return.
 """
 
 from __future__ import annotations
@@ -207,28 +208,39 @@ def batch_observations(space: Any, columns: list[Column], arrays: Any, objects: 
     """The batch Gymnasium's vector envs return for ``space``, from the pool's arrays and object leaves.
 
     ``arrays``: the pool's observation (an array [N, ...], or a dict of them by column name);
-    ``objects``: per env, the values of its object leaves (``object_paths`` order), or None if there are
-    none. A leaf that batches is its array in the space's own dtype (a view when the bytes are the same);
-    an object leaf is a tuple of the envs' values, as ``gymnasium.vector.utils.concatenate`` makes it.
+    ``objects``: per env, the values of its object leaves (``object_paths`` order). A leaf that batches
+    is its array in the space's own dtype (a view when the bytes are the same); an object leaf is a
+    tuple of the envs' values, as ``gymnasium.vector.utils.concatenate`` makes it.
     """
+    return observation_batcher(space, columns)(arrays, objects)
+
+
+def observation_batcher(space: Any, columns: list[Column]):
+    """``batch(arrays, objects)``: :func:`batch_observations` for ``space``, its walk done once."""
+    from gymnasium import spaces
+
     by_path = {column.path: column for column in columns}
     object_index = {path: index for index, path in enumerate(object_paths(space))}
+    if len(columns) == 1 and columns[0].path == () and columns[0].space_dtype in (None, columns[0].dtype):
+        return lambda arrays, objects: arrays  # one leaf stored in its own dtype: the pool's array itself
 
-    def batch(subspace: Any, path: tuple) -> Any:
-        from gymnasium import spaces
-
+    def batcher(subspace: Any, path: tuple):
         if isinstance(subspace, spaces.Dict):
-            return {key: batch(value, (*path, key)) for key, value in subspace.spaces.items()}
+            items = [(key, batcher(value, (*path, key))) for key, value in subspace.spaces.items()]
+            return lambda arrays, objects: {key: batch(arrays, objects) for key, batch in items}
         if isinstance(subspace, spaces.Tuple):
-            return tuple(batch(value, (*path, index)) for index, value in enumerate(subspace.spaces))
+            items = [batcher(value, (*path, index)) for index, value in enumerate(subspace.spaces)]
+            return lambda arrays, objects: tuple(batch(arrays, objects) for batch in items)
         column = by_path.get(path)
         if column is None:
             index = object_index[path]
-            return tuple(values[index] for values in objects)
-        array = arrays if column.name == "" else arrays[column.name]
-        return _as_space_dtype(array, column)
+            return lambda arrays, objects: tuple(values[index] for values in objects)
+        if column.name == "":
+            return lambda arrays, objects: _as_space_dtype(arrays, column)
+        name = column.name
+        return lambda arrays, objects: _as_space_dtype(arrays[name], column)
 
-    return batch(space, ())
+    return batcher(space, ())
 
 
 def row(space: Any, batch: Any, index: int) -> Any:

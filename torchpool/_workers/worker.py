@@ -205,18 +205,29 @@ class ObjectSlots:
     ``(object leaves of the observation, the info or None when the extras columns hold it as it is, the
     observation at an episode's end or None)``. The parent may mark a ``RESET`` slot ``UNSEEDED`` before a
     reset: that reset passes ``seed=None`` to ``env.reset``, even where it is the env's first (which the
-    pool otherwise seeds with its ``seed + i``), as Gymnasium's vector envs do for ``reset(seed=None)``."""
+    pool otherwise seeds with its ``seed + i``), as Gymnasium's vector envs do for ``reset(seed=None)``.
+
+    The lengths are one small array at the start of the area (a step writes and the parent checks them,
+    a few cache lines), the slots' bytes follow."""
 
     ACTION, RESET, STEP = 0, 1, 2
     UNSEEDED = 2**64 - 1
 
+    @staticmethod
+    def area_bytes(num_envs: int, slot_bytes: int) -> int:
+        return ObjectSlots._header_bytes(num_envs) + num_envs * 3 * slot_bytes
+
+    @staticmethod
+    def _header_bytes(num_envs: int) -> int:
+        return -(-num_envs * 3 * 8 // 4096) * 4096
+
     def __init__(self, region, offset: int, num_envs: int, slot_bytes: int):
         import numpy as np
 
-        self.data = np.ndarray((num_envs, 3, slot_bytes), dtype=np.uint8, buffer=region, offset=offset)
-        self.lengths = np.ndarray((num_envs, 3), dtype=np.uint64, buffer=region, offset=offset,
-                                  strides=(3 * slot_bytes, slot_bytes))
-        self.capacity = slot_bytes - 8
+        self.lengths = np.ndarray((num_envs, 3), dtype=np.uint64, buffer=region, offset=offset)
+        self.data = np.ndarray((num_envs, 3, slot_bytes), dtype=np.uint8, buffer=region,
+                               offset=offset + self._header_bytes(num_envs))
+        self.capacity = slot_bytes
 
     def write(self, env: int, slot: int, value: object) -> None:
         import numpy as np
@@ -226,7 +237,7 @@ class ObjectSlots:
             raise ValueError(f"this answer's Python objects (observation parts that cannot batch, an info torchpool "
                              f"cannot batch as it is, or an action) pickle to {len(data)} bytes, more than the "
                              f"{self.capacity} of an object slot")
-        self.data[env, slot, 8:8 + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        self.data[env, slot, :len(data)] = np.frombuffer(data, dtype=np.uint8)
         self.lengths[env, slot] = len(data)
 
     def clear(self, env: int, slot: int) -> None:
@@ -235,7 +246,7 @@ class ObjectSlots:
     def read(self, env: int, slot: int):
         """The value written, or None if the slot is empty."""
         length = int(self.lengths[env, slot])
-        return pickle.loads(self.data[env, slot, 8:8 + length].tobytes()) if length else None
+        return pickle.loads(self.data[env, slot, :length].tobytes()) if length else None
 
 
 def picklable_info(info: dict) -> dict:
@@ -301,6 +312,7 @@ class EnvAnswers:
         self.slots = None if objects is None else ObjectSlots(region, offsets["objects"], plan["num_envs"],
                                                                 objects["slot_bytes"])
         self.object_paths = () if objects is None else tuple(objects["paths"])
+        self.same_step = objects is not None and objects.get("same_step", True)
         self.read_action = action_reader(plan["action"], self.actions, self.slots)
         self.by_id = [None] * first_env + (envs or [])  # envs[env], by the pool's env id
         self.envs, self.build_error, self.op_step = envs, build_error, op_step
@@ -329,6 +341,9 @@ class EnvAnswers:
         slots, object_paths = self.slots, self.object_paths
         extra_keys = {key for _, key in extras}
         reset_slot, step_slot, unseeded = ObjectSlots.RESET, ObjectSlots.STEP, ObjectSlots.UNSEEDED
+        same_step = self.same_step
+        # a flat view of the lengths: an item set costs a third of a 2-D ndarray's
+        lengths = None if slots is None else memoryview(slots.lengths.reshape(-1))
 
         def run(env: int, op: int, seed: int, index: int) -> tuple[float, bool, bool]:
             if op == op_step:
@@ -363,12 +378,14 @@ class EnvAnswers:
                     target[env] = 0
                     plain = False
             if slots is not None:  # NOTE [Python objects]
-                if op != op_step:  # its info, always: in a SAME_STEP step the extras hold the step's
-                    write_objects(env, reset_slot, observation, info, False, True)
-                elif not plain or object_paths or term or trunc or info.keys() != extra_keys:
-                    write_objects(env, step_slot, observation, info, term or trunc, term or trunc, plain)
+                # SAME_STEP: an episode's last answer is kept whole (its extras are overwritten by the reset's,
+                # its observation is final_obs) and so is every reset's (the extras keep the step's)
+                kept = same_step and (op != op_step or term or trunc)
+                slot = step_slot if op == op_step else reset_slot
+                if kept or not plain or object_paths or info.keys() != extra_keys:
+                    write_objects(env, slot, observation, info, kept and op == op_step, kept, plain)
                 else:
-                    slots.lengths[env, step_slot] = 0
+                    lengths[env * 3 + slot] = 0
             return reward, term, trunc
 
         def write_objects(env: int, slot: int, observation, info: dict, ended: bool, keep_info: bool,
