@@ -10,7 +10,8 @@ with :func:`AsyncVectorEnv` below, before any test module is imported: each
 (run_gymnasium.sh takes them from Gymnasium's repository); ``SyncVectorEnv`` stays
 Gymnasium's own, the reference the tests compare against.
 
-The cases a drop-in cannot pass are skipped in :data:`SKIPPED`, each with why.
+The cases a drop-in cannot pass would be skipped in :data:`SKIPPED`, each with why: none at present
+(Gymnasium 1.4.0's four files all pass, the envs in the calling process and in worker processes).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any
 
 import pytest
 
-# Test ids (as pytest names them, ``file::test[params]``, a prefix matches) that no drop-in can pass.
-SKIPPED: dict[str, str] = {
-}
+# Test ids (as pytest names them, ``file::test[params]``, a prefix matches) that no drop-in can pass,
+# with the reason. Empty: every case passes.
+SKIPPED: dict[str, str] = {}
 
 
 def AsyncVectorEnv(env_fns: Sequence[Callable[[], Any]], shared_memory: bool = True, copy: bool = True,  # noqa: N802
