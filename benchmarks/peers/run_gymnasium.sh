@@ -19,7 +19,8 @@ files=(tests/vector/test_vector_env.py tests/vector/test_autoreset_mode.py tests
        tests/vector/test_observation_mode.py)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# tests/ only (the support modules the four files import are in it: tests/spaces/utils.py, tests/testing_env.py)
+# tests/ only (the support modules the four files import are in it: tests/spaces/utils.py, tests/testing_env.py).
+# A mirror without some docs/ blobs makes git print "error: invalid object ... docs/..." and still exit 0.
 git --git-dir="$repo" archive "$commit" tests | tar x -C "$work"
 cd "$work"
 status=0
