@@ -169,12 +169,7 @@ class Executor final : public ExecutorBase {
     if (seeds != nullptr)
       for (size_t i = 0; i < count; ++i)
         slots_[ids[i]]->pending_seed = seeds[i], slots_[ids[i]]->has_pending_seed = true;
-    reset_target_ = static_cast<int32_t>(count);
-    push(Op::kResetInto, ids, count, 0);
-    wait_or_discard(Abandoned::kReset, 0, ids, count, check);
-    reset_filled_.clear();
-    books_.mark(ids, count, 0);
-    if (failures_.take(EnvFailure::kResetBatch) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
+    run_into_reset_buffer(Op::kResetInto, ids, count, check);
   }
 
   void step_some(const void* actions, Dtype dtype, const int64_t* ids, size_t count,
@@ -184,12 +179,7 @@ class Executor final : public ExecutorBase {
       throw InputError("step(action, env_id) of some envs needs every env idle, but some are in flight");
     check_ids(ids, count, /*for_step=*/true);
     actions_.copy(actions, dtype, ids, count);
-    reset_target_ = static_cast<int32_t>(count);
-    push(Op::kStepInto, ids, count, 0);
-    wait_or_discard(Abandoned::kReset, 0, ids, count, check);
-    reset_filled_.clear();
-    books_.mark(ids, count, 0);
-    if (failures_.take(EnvFailure::kResetBatch) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
+    run_into_reset_buffer(Op::kStepInto, ids, count, check);
   }
 
   bool must_settle() const override { return books_.abandoned.kind != Abandoned::kNone; }
@@ -451,6 +441,17 @@ class Executor final : public ExecutorBase {
     for (size_t row = 0; row < options_.batch_size; ++row)
       block_ids_[row] = *reinterpret_cast<const int64_t*>(targets.at(rules_.column(kEnvId), row));
     return block_ids_.data();
+  }
+
+  // reset() and step_some(): `op` (kResetInto or kStepInto) for each of `ids`, their rows in the reset
+  // buffer in `ids` order, waited for; a failed env's EnvFailure thrown.
+  void run_into_reset_buffer(Op op, const int64_t* ids, size_t count, const InterruptCheck& check) {
+    reset_target_ = static_cast<int32_t>(count);
+    push(op, ids, count, 0);
+    wait_or_discard(Abandoned::kReset, 0, ids, count, check);
+    reset_filled_.clear();
+    books_.mark(ids, count, 0);
+    if (failures_.take(EnvFailure::kResetBatch) > 0) throw_failures(EnvFailure::kResetBatch, ids, count);
   }
 
   // Throws EnvFailure for the envs among `ids` whose row holds a failure, kept for undo_recv().
