@@ -614,13 +614,13 @@ def _domain_fields(pool: Pool) -> dict[str, BoxSpec]:
         domain = next(domain for domain, (family, _, _) in registry.DMC_DOMAINS.items() if family == pool.family)
         for task in registry.DMC_DOMAINS[domain][2]:
             sibling = _make_pool(registry.dmc_env_id(domain, task), num_envs=1, obs_dtype=torch.float64)
-            order = _ENVPOOL_FIELD_ORDER.get(pool.family, ())
-            names = sorted(sibling.observation_spec.fields,
-                           key=lambda name: order.index(name) if name in order else len(order))
-            for name in names:
-                fields.setdefault(name, sibling.observation_spec.fields[name])
+            for name, spec in sibling.observation_spec.fields.items():
+                fields.setdefault(name, spec)
             sibling.close()
-        _DOMAIN_FIELDS[pool.family] = fields
+        # EnvPool's order where it differs from the order of first appearance (stable: the rest keep theirs).
+        order = _ENVPOOL_FIELD_ORDER.get(pool.family, ())
+        names = sorted(fields, key=lambda name: order.index(name) if name in order else len(order))
+        _DOMAIN_FIELDS[pool.family] = {name: fields[name] for name in names}
     return _DOMAIN_FIELDS[pool.family]
 
 
@@ -647,14 +647,10 @@ class _DmLayout:
 
         if isinstance(observation, DictSpec):
             fields = dict(observation.fields)
-            if pool.family in _CONTROL_SUITE:
-                for name, spec in _domain_fields(pool).items():
-                    if name not in fields:
-                        fields[name] = stacked_spec(spec, frame_stack)
-            order = _ENVPOOL_FIELD_ORDER.get(pool.family, ())
-            domain_order = list(_domain_fields(pool)) if pool.family in _CONTROL_SUITE else list(fields)
-            self.field_names = sorted(fields, key=lambda name: (order.index(name) if name in order else len(order),
-                                                               domain_order.index(name)))
+            if pool.family in _CONTROL_SUITE:  # the domain's fields in EnvPool's order, the task's own specs kept
+                fields = {name: fields.get(name) or stacked_spec(spec, frame_stack)
+                          for name, spec in _domain_fields(pool).items()}
+            self.field_names = list(fields)
             field_specs = [_dm.observation_spec(DictSpec({name: fields[name]}))[name] for name in self.field_names]
         else:
             self.field_names = ["obs"]
