@@ -27,6 +27,7 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
+from gym020_pendulum import make_pendulum_v0
 
 import torchpool
 
@@ -67,6 +68,8 @@ class Task:
     can_terminate: bool = True
     # task kwargs -> the branches of the reference's step() a test must see taken.
     branches: Callable[[dict], dict[str, Branch]] = lambda kwargs: {}
+    # (env_id, **kwargs) -> the reference env: Gymnasium's, or gym 0.20's Pendulum-v0 (tests/gym020_pendulum.py)
+    make_reference: Callable[..., gymnasium.Env] = gymnasium.make
 
 
 def _state_observation(state: np.ndarray) -> np.ndarray:
@@ -158,6 +161,15 @@ TASKS = {
             "speed clipped": lambda s, terminated: abs(s[1]) == 8.0,
             "angle below -pi": lambda s, terminated: s[0] < -np.pi,
             "angle above pi": lambda s, terminated: s[0] > np.pi}),
+    # gym 0.20's: the angle moves by the unclipped speed, so a clipped step tells it from Pendulum-v1.
+    "Pendulum-v0": Task(
+        "Pendulum-v0", _pendulum_observation, _continuous(2.0),
+        _uniform_state([-4 * np.pi, -8.0], [4 * np.pi, 8.0]), can_terminate=False,
+        branches=lambda kwargs: {
+            "speed clipped": lambda s, terminated: abs(s[1]) == 8.0,
+            "angle below -pi": lambda s, terminated: s[0] < -np.pi,
+            "angle above pi": lambda s, terminated: s[0] > np.pi},
+        make_reference=lambda env_id, disable_env_checker, **kwargs: make_pendulum_v0(**kwargs)),
     "MountainCar-v0": Task(
         "MountainCar-v0", _state_observation, _discrete(3),
         _mountain_car_state(0.5), branches=_mountain_car_branches(0.5)),
@@ -195,8 +207,8 @@ def _run_parity(env_id: str, task_kwargs: dict[str, Any], max_episode_steps: int
     counts = Counts(branches=dict.fromkeys(branches, 0))
     pool = torchpool.make(env_id, num_envs=NUM_ENVS, obs_dtype=torch.float64, seed=seed,
                           max_episode_steps=max_episode_steps, **task_kwargs)
-    refs = [gymnasium.make(env_id, max_episode_steps=max_episode_steps, disable_env_checker=True, **task_kwargs)
-            for _ in range(NUM_ENVS)]
+    refs = [task.make_reference(env_id, max_episode_steps=max_episode_steps, disable_env_checker=True,
+                                **task_kwargs) for _ in range(NUM_ENVS)]
     try:
         pool.reset()
         returns = [0.0] * NUM_ENVS   # the reference's rewards summed in float64, in order
@@ -325,6 +337,10 @@ def test_pendulum_g_matches_gymnasium():
     _run_parity("Pendulum-v1", {"g": 9.81}, max_episode_steps=100, seed=4)
 
 
+def test_pendulum_v0_matches_gym_0_20():
+    _run_parity("Pendulum-v0", {"g": 9.81}, max_episode_steps=100, seed=5)
+
+
 def test_mountain_car_matches_gymnasium():
     _run_parity("MountainCar-v0", {}, max_episode_steps=50, seed=5)
 
@@ -347,10 +363,11 @@ def test_acrobot_matches_gymnasium():
 
 @pytest.mark.parametrize("env_id", sorted(TASKS))
 def test_default_time_limit_matches_gymnasium(env_id):
+    # Pendulum-v0: gym 0.20's registration (gym/envs/__init__.py there) gives it 200 steps.
+    want = 200 if env_id == "Pendulum-v0" else gymnasium.spec(env_id).max_episode_steps
     with torchpool.make(env_id, num_envs=1) as pool:
-        assert pool.max_episode_steps == gymnasium.spec(env_id).max_episode_steps, (
-            f"{env_id}: torchpool's default time limit is {pool.max_episode_steps}, "
-            f"gymnasium's is {gymnasium.spec(env_id).max_episode_steps}")
+        assert pool.max_episode_steps == want, (
+            f"{env_id}: torchpool's default time limit is {pool.max_episode_steps}, the reference's is {want}")
 
 
 # ---- reset distributions ----------------------------------------------------------------

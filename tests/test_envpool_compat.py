@@ -576,9 +576,14 @@ def test_make_spec_list_all_envs_version_and_reward_threshold():
     assert set(torchpool.list_envs()) <= set(envpool.list_all_envs()), "every torchpool id"
     assert envpool.make_spec("CartPole-v0").reward_threshold == 195.0, "EnvPool's CartPole-v0"
     assert envpool.make_gym("CartPole-v0").spec.config.max_episode_steps == 200
-    for task in ("Ant", "HalfCheetah", "Hopper", "Walker2d", "Humanoid"):  # EnvPool's -v3 are its -v4
-        assert (envpool.make_spec(f"{task}-v3").observation_space.shape
-                == _real_envpool().make_spec(f"{task}-v3").observation_space.shape), task
+    # EnvPool's older MuJoCo ids are its -v4 tasks; Pendulum-v0 is gym 0.20's (tests/test_classic_parity.py).
+    older = [f"{task}-v3" for task in ("Ant", "HalfCheetah", "Hopper", "Walker2d", "Humanoid", "Swimmer")] + [
+        f"{task}-v2" for task in ("HumanoidStandup", "InvertedDoublePendulum", "InvertedPendulum", "Pusher", "Reacher")]
+    for env_id in [*older, "Pendulum-v0", "phys2d/Pendulum-v0"]:
+        ours, real = envpool.make_spec(env_id), _real_envpool().make_spec(env_id)
+        assert ours.observation_space.shape == real.observation_space.shape, env_id
+        assert ours.action_space.shape == real.action_space.shape, env_id
+        assert ours.config.max_episode_steps == real.config.max_episode_steps, env_id
     with pytest.raises(AssertionError, match="unknown env id 'Combat-v5'"):  # EnvPool's checks are asserts
         envpool.make_gym("Combat-v5")
     with pytest.raises(ValueError, match="seed must be an int32"):

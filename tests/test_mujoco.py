@@ -29,13 +29,16 @@ from split_tail import assert_split_steps_equal_one_thread
 gymnasium = pytest.importorskip("gymnasium")
 mujoco = pytest.importorskip("mujoco")
 
+from mujoco_reference import make_reference  # noqa: E402
+
 import torchpool  # noqa: E402
 from torchpool.registry import mujoco_assets_dir  # noqa: E402
 
 MUJOCO_IDS = ["Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Humanoid-v5", "HumanoidStandup-v5",
               "Swimmer-v5", "Reacher-v5", "Pusher-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5"]
-# Gymnasium's -v4 ids that torchpool has too (what rl_games' MuJoCo configs name).
-MUJOCO_V4_IDS = ["Ant-v4", "HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Humanoid-v4"]
+# Gymnasium's -v4 ids (rl_games' MuJoCo configs name the first five; EnvPool's -v2/-v3 ids are these).
+MUJOCO_V4_IDS = ["Ant-v4", "HalfCheetah-v4", "Hopper-v4", "Walker2d-v4", "Humanoid-v4", "HumanoidStandup-v4",
+                 "Swimmer-v4", "Reacher-v4", "Pusher-v4", "InvertedPendulum-v4", "InvertedDoublePendulum-v4"]
 
 # gymnasium.make("<Task>-v4") warns that v5 exists.
 pytestmark = pytest.mark.filterwarnings("ignore:.*is out of date:DeprecationWarning")
@@ -78,10 +81,10 @@ def _ks_critical(n: int, m: int) -> float:
 
 def _groups(env_id: str, nq: int, nv: int) -> dict[str, slice]:
     """Columns of [qpos - qpos0, qvel] that the reference draws from one distribution."""
-    if env_id == "Reacher-v5":  # arm noise; a goal in a disc; the goal's velocity zeroed
+    if env_id in ("Reacher-v5", "Reacher-v4"):  # arm noise; a goal in a disc; the goal's velocity zeroed
         return {"arm qpos": slice(0, 2), "goal": slice(2, 4), "arm qvel": slice(nq, nq + 2),
                 "goal qvel": slice(nq + 2, nq + nv)}
-    if env_id == "Pusher-v5":  # the arm exactly at qpos0; the cylinder at random; the goal fixed
+    if env_id in ("Pusher-v5", "Pusher-v4"):  # the arm exactly at qpos0; the cylinder at random; the goal fixed
         return {"arm qpos": slice(0, 7), "cylinder x": slice(7, 8), "cylinder y": slice(8, 9),
                 "goal qpos": slice(9, 11), "arm qvel": slice(nq, nq + 7),
                 "object and goal qvel": slice(nq + 7, nq + nv)}
@@ -100,7 +103,7 @@ def _torchpool_reset_deviations(env_id: str, qpos0: np.ndarray) -> np.ndarray:
 
 
 def _gymnasium_reset_deviations(env_id: str) -> tuple[np.ndarray, np.ndarray]:
-    ref = gymnasium.make(env_id).unwrapped
+    ref = make_reference(env_id).unwrapped
     qpos0 = ref.model.qpos0.copy()  # (Pusher's reset writes into its init_qpos; qpos0 stays put)
     rows = []
     for seed in range(RESET_SAMPLES):
@@ -128,10 +131,10 @@ def test_reset_noise_matches_gymnasium_distribution(env_id):
             f"{what}: distribution differs from gymnasium's (KS {statistic:.3f} >= {critical:.3f}; "
             f"torchpool mean {a.mean():.4g} std {a.std():.4g} range [{a.min():.4g}, {a.max():.4g}], "
             f"gymnasium mean {b.mean():.4g} std {b.std():.4g} range [{b.min():.4g}, {b.max():.4g}])")
-    if env_id == "Reacher-v5":
+    if env_id in ("Reacher-v5", "Reacher-v4"):
         goal = got[:, 2:4] + qpos0[2:4]
         assert np.all(np.linalg.norm(goal, axis=1) < 0.2), f"{env_id}: a goal outside the disc of radius 0.2"
-    if env_id == "Pusher-v5":
+    if env_id in ("Pusher-v5", "Pusher-v4"):
         cylinder = got[:, 7:9] + qpos0[7:9]
         assert np.all(np.linalg.norm(cylinder, axis=1) > 0.17), f"{env_id}: a cylinder within 0.17 of the goal"
 

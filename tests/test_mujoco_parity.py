@@ -44,6 +44,8 @@ import torch
 gymnasium = pytest.importorskip("gymnasium")
 pytest.importorskip("mujoco")
 
+from mujoco_reference import make_reference  # noqa: E402
+
 import torchpool  # noqa: E402
 
 OBS_TOL = 1e-6
@@ -151,6 +153,15 @@ CASES = [
     Case("Humanoid-v4", {"forward_reward_weight": 1.0, "ctrl_cost_weight": 0.2, "healthy_reward": 4.0,
                          "healthy_z_range": (1.1, 2.0), "reset_noise_scale": 0.02,
                          "exclude_current_positions_from_observation": False}, steps=250),
+    # The v4 tasks whose constructors take no kwargs (Swimmer's those of v5 less xml_file and frame_skip).
+    Case("HumanoidStandup-v4", steps=150, max_episode_steps=50, can_terminate=False),
+    Case("InvertedDoublePendulum-v4", max_episode_steps=100),
+    Case("InvertedPendulum-v4", max_episode_steps=100),
+    Case("Pusher-v4", steps=250, can_terminate=False),  # (its reference: tests/mujoco_reference.py)
+    Case("Reacher-v4", steps=200, can_terminate=False),
+    Case("Swimmer-v4", {"forward_reward_weight": 2.0, "ctrl_cost_weight": 1e-3, "reset_noise_scale": 0.2,
+                        "exclude_current_positions_from_observation": False}, max_episode_steps=150,
+         can_terminate=False),
 ]
 
 
@@ -171,7 +182,7 @@ def _run_parity(case: Case, seed: int) -> Seen:
     make_kwargs = {} if case.max_episode_steps is None else {"max_episode_steps": case.max_episode_steps}
     pool = torchpool.make(case.env_id, num_envs=NUM_ENVS, obs_dtype=torch.float64, seed=seed, **make_kwargs,
                           **case.kwargs)
-    refs = [gymnasium.make(case.env_id, disable_env_checker=True, **make_kwargs, **case.kwargs)
+    refs = [make_reference(case.env_id, disable_env_checker=True, **make_kwargs, **case.kwargs)
             for _ in range(NUM_ENVS)]
     rng = np.random.default_rng(seed)
     seen = Seen()
@@ -285,7 +296,7 @@ def test_mujoco_default_time_limit_matches_gymnasium(env_id):
 
 @pytest.mark.parametrize("env_id", sorted({case.env_id for case in CASES}))
 def test_mujoco_spaces_match_gymnasium(env_id):
-    ref = gymnasium.make(env_id)
+    ref = make_reference(env_id)
     with torchpool.make(env_id, num_envs=1) as pool:
         assert pool.observation_spec.shape == ref.observation_space.shape, env_id
         action_space = pool.action_spec.to_gymnasium()

@@ -19,9 +19,12 @@ def test_every_registered_family_is_in_its_module():
 
 
 def test_defaults_fill_missing_kwargs():
-    entry = registry.lookup("Pendulum-v1")
-    assert registry.resolve_kwargs(entry, {}) == {"g": 10.0}
-    assert registry.resolve_kwargs(entry, {"g": 9.81}) == {"g": 9.81}
+    entry = registry.lookup("MountainCar-v0")
+    assert registry.resolve_kwargs(entry, {}) == {"goal_velocity": 0.0}
+    assert registry.resolve_kwargs(entry, {"goal_velocity": 0.1}) == {"goal_velocity": 0.1}
+    # What the id fixes reaches the C++ beside them: Pendulum-v0 and -v1 are one family.
+    assert registry.resolve_kwargs(registry.lookup("Pendulum-v0"), {"g": 9.81}) == {"g": 9.81, "pendulum_version": 0}
+    assert registry.resolve_kwargs(registry.lookup("Pendulum-v1"), {}) == {"g": 10.0, "pendulum_version": 1}
 
 
 def test_the_ids_listed_without_reading_roms_are_the_ids_ale_plays():

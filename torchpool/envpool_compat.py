@@ -103,14 +103,18 @@ _ENVPOOL_FIELD_ORDER = {"DmcFish": ("joint_angles", "upright", "velocity", "targ
 _REWARD_THRESHOLDS = {"CartPole-v0": 195.0, "phys2d/CartPole-v0": 195.0, "CartPole-v1": 475.0,
                       "phys2d/CartPole-v1": 475.0}
 # Ids EnvPool lists that are torchpool's under another name: (torchpool's id, EnvPool's defaults for it).
-# EnvPool's MuJoCo -v3 tasks are its -v4 ones (envpool/mujoco/gym/registration.py), Ant's with contact forces.
-# (Its Pendulum-v0 is not here: it integrates the angle with the unclipped velocity, Pendulum-v1 with the
-# clipped; nor the -v2/-v3 of the MuJoCo tasks torchpool has no -v4 of.)
+# EnvPool's older MuJoCo ids (-v3, and -v2 where gym had no -v3) are its -v4 tasks
+# (envpool/mujoco/gym/registration.py), Ant-v3 with contact forces. (EnvPool's Humanoid-v3 also charges
+# gym v3's contact cost, which Gymnasium's Humanoid-v4, and so torchpool's, does not.)
 _ALIASES = {"CartPole-v0": ("CartPole-v1", {"max_episode_steps": 200}),
             "phys2d/CartPole-v0": ("CartPole-v1", {"max_episode_steps": 200}),
             "phys2d/CartPole-v1": ("CartPole-v1", {}),
+            "phys2d/Pendulum-v0": ("Pendulum-v0", {}),
             "Ant-v3": ("Ant-v4", {"use_contact_forces": True}),
-            **{f"{task}-v3": (f"{task}-v4", {}) for task in ("HalfCheetah", "Hopper", "Walker2d", "Humanoid")}}
+            **{f"{task}-v3": (f"{task}-v4", {})
+               for task in ("HalfCheetah", "Hopper", "Walker2d", "Humanoid", "Swimmer")},
+            **{f"{task}-v2": (f"{task}-v4", {}) for task in ("HumanoidStandup", "InvertedDoublePendulum",
+                                                             "InvertedPendulum", "Pusher", "Reacher")}}
 
 
 class InvalidArgument(ValueError, AssertionError):

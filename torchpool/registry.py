@@ -193,9 +193,14 @@ def resolve_kwargs(entry: EnvEntry, kwargs: dict[str, Any], callers_arguments: S
 register(EnvEntry("CartPole-v1", "CartPole",
                   {"sutton_barto_reward": Kwarg(bool, False, "reward 0 per step and -1 on failure")},
                   reference="CartPole-v1"))
+# Pendulum-v0 is gym 0.20's (and EnvPool's): the angle integrated with the unclipped velocity (pendulum.h);
+# Gymnasium's Pendulum-v1 draws it (the same pendulum).
 register(EnvEntry("Pendulum-v1", "Pendulum",
                   {"g": Kwarg(float, 10.0, "gravity")},
-                  reference="Pendulum-v1"))
+                  reference="Pendulum-v1", prepare=lambda kwargs: {**kwargs, "pendulum_version": 1}))
+register(EnvEntry("Pendulum-v0", "Pendulum",
+                  {"g": Kwarg(float, 10.0, "gravity")},
+                  reference="Pendulum-v1", prepare=lambda kwargs: {**kwargs, "pendulum_version": 0}))
 register(EnvEntry("MountainCar-v0", "MountainCar",
                   {"goal_velocity": Kwarg(float, 0.0, "minimum velocity at the goal")},
                   reference="MountainCar-v0"))
@@ -220,7 +225,7 @@ register(EnvEntry("_Probe-v0", "Probe", {
 # ---- MuJoCo (csrc/envs/mujoco) ------------------------------------------------
 #
 # Gymnasium's v5 tasks with every constructor kwarg of theirs and the same
-# defaults (gymnasium/envs/mujoco/*_v5.py), and five v4 tasks (below). The
+# defaults (gymnasium/envs/mujoco/*_v5.py), and their v4 tasks (below). The
 # XML files are read from the installed gymnasium package, located without
 # importing gymnasium.envs.mujoco (which needs imageio). Rendering kwargs
 # (render_mode, width, camera, ...) are not taken: torchpool does not render.
@@ -403,7 +408,8 @@ _register_mujoco("InvertedDoublePendulum-v5", "InvertedDoublePendulum", {
 # Gymnasium's -v4 tasks (gymnasium/envs/mujoco/*_v4.py) with exactly their
 # constructors' kwargs, fewer than v5's: no frame_skip, an xml_file only for
 # Ant, Ant's use_contact_forces for include_cfrc_ext_in_observation, none of
-# Humanoid's contact cost or observation switches. The kwargs they share with
+# Humanoid's contact cost or observation switches, none at all for
+# HumanoidStandup, the pendulums, Pusher and Reacher. The kwargs they share with
 # v5 have v5's defaults. What a v4 reference hard-codes (its XML, frame_skip,
 # Ant's torso as the main body) reaches the C++ family as a fixed kwarg, and
 # gymnasium_version=4 selects v4's observations, rewards and info there
@@ -449,6 +455,21 @@ _register_mujoco_v4("Humanoid-v4", "Humanoid", {
                  "terminate_when_unhealthy", "healthy_z_range", "reset_noise_scale",
                  "exclude_current_positions_from_observation"),
 }, xml_file="humanoid.xml", frame_skip=5)
+_register_mujoco_v4("HumanoidStandup-v4", "HumanoidStandup", {}, xml_file="humanoidstandup.xml", frame_skip=5,
+                    ctrl_cost_weight=0.1, impact_cost_weight=0.5e-6, impact_cost_range=(-math.inf, 10.0),
+                    reset_noise_scale=1e-2, exclude_current_positions_from_observation=True)
+_register_mujoco_v4("InvertedDoublePendulum-v4", "InvertedDoublePendulum", {},
+                    xml_file="inverted_double_pendulum.xml", frame_skip=5, healthy_reward=10.0, reset_noise_scale=0.1)
+_register_mujoco_v4("InvertedPendulum-v4", "InvertedPendulum", {}, xml_file="inverted_pendulum.xml", frame_skip=2,
+                    reset_noise_scale=0.01)
+_register_mujoco_v4("Pusher-v4", "Pusher", {}, xml_file="pusher.xml", frame_skip=5, reward_near_weight=0.5,
+                    reward_dist_weight=1.0, reward_control_weight=0.1)
+_register_mujoco_v4("Reacher-v4", "Reacher", {}, xml_file="reacher.xml", frame_skip=2, reward_dist_weight=1.0,
+                    reward_control_weight=1.0)
+_register_mujoco_v4("Swimmer-v4", "Swimmer", {
+    **_v5_kwargs("Swimmer-v5", "forward_reward_weight", "ctrl_cost_weight", "reset_noise_scale",
+                 "exclude_current_positions_from_observation"),
+}, xml_file="swimmer.xml", frame_skip=4)
 
 
 # ---- DeepMind Control Suite (csrc/envs/dmc) ------------------------------------

@@ -1,4 +1,9 @@
-// pendulum.h — Pendulum-v1, Gymnasium 1.x (gymnasium/envs/classic_control/pendulum.py).
+// pendulum.h — Pendulum-v1, Gymnasium 1.x (gymnasium/envs/classic_control/pendulum.py), and
+// Pendulum-v0, gym 0.20 and older (gym/envs/classic_control/pendulum.py there; EnvPool's Pendulum-v0).
+//
+// v0 integrates the angle with the velocity before clipping it, and writes
+// the gravity term as -3 * g / (2 * l) * sin(th + pi). The registry's id
+// chooses: `pendulum_version` = 0 or 1 (users do not pass it).
 //
 // State in float64 like the reference, every expression in the reference's
 // operation order, so obs_dtype=float64 reproduces it bit for bit when the
@@ -8,6 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "../../core/env.h"
 #include "python_numerics.h"
@@ -21,10 +28,19 @@ struct PendulumModel {
   static constexpr double kMass = 1.0;
   static constexpr double kLength = 1.0;
 
+  bool v0;
   double gravity;
-  double gravity_term;  // 3 * g / (2 * l), evaluated once in the reference's order
+  double gravity_term;  // 3 * g / (2 * l) (v0: -3 * g / (2 * l)), evaluated once in the reference's order
 
-  explicit PendulumModel(const Config& config) : gravity(config.real("g")), gravity_term(3 * gravity / (2 * kLength)) {}
+  explicit PendulumModel(const Config& config)
+      : v0(version_of(config) == 0), gravity(config.real("g")), gravity_term((v0 ? -3 : 3) * gravity / (2 * kLength)) {}
+
+  static int64_t version_of(const Config& config) {
+    const int64_t version = config.integer("pendulum_version");
+    if (version != 0 && version != 1)
+      throw std::invalid_argument("pendulum_version must be 0 or 1, got " + std::to_string(version));
+    return version;
+  }
 
   EnvSpec spec(Dtype obs_dtype) const {
     EnvSpec spec;
@@ -57,11 +73,12 @@ class Pendulum {
     const double u = std::min(std::max(action.values[0], -Model::kMaxTorque), Model::kMaxTorque);
     const double costs = python_square(angle_normalize(th)) + 0.1 * python_square(thdot) + 0.001 * python_square(u);
     // 3.0 / (m * l**2) is exactly 3.0 for m = l = 1.
+    const double sine = model_.v0 ? std::sin(th + M_PI) : std::sin(th);
     double newthdot =
-        thdot + (model_.gravity_term * std::sin(th) + 3.0 / (Model::kMass * (Model::kLength * Model::kLength)) * u) *
-                    Model::kDt;
+        thdot + (model_.gravity_term * sine + 3.0 / (Model::kMass * (Model::kLength * Model::kLength)) * u) * Model::kDt;
+    const double unclipped = newthdot;
     newthdot = std::min(std::max(newthdot, -Model::kMaxSpeed), Model::kMaxSpeed);
-    const double newth = th + newthdot * Model::kDt;
+    const double newth = th + (model_.v0 ? unclipped : newthdot) * Model::kDt;
     state_[0] = newth, state_[1] = newthdot;
     write_observation(out);
 

@@ -1,7 +1,10 @@
-// humanoidstandup.h — HumanoidStandup-v5 (gymnasium/envs/mujoco/humanoidstandup_v5.py).
+// humanoidstandup.h — HumanoidStandup-v5 (gymnasium/envs/mujoco/humanoidstandup_v5.py)
+// and HumanoidStandup-v4 (humanoidstandup_v4.py).
 //
 // The humanoid starts lying down and is rewarded for the height of its torso.
 // Observation as Humanoid-v5's (humanoid.h). Never terminates.
+// v4 steps alike; its observation is Humanoid-v4's (376 values), its info
+// only the reward terms, and its reset has no info.
 #pragma once
 
 #include <vector>
@@ -22,14 +25,16 @@ class HumanoidStandupModel : public MujocoModel {
         reset_noise_scale(config.real("reset_noise_scale")),
         observation(config),
         observation_size(observation.size(*this)),
-        info_extras({info("x_position"),
-                     info("y_position"),
-                     info("z_distance_from_origin"),
-                     info("reward_linup"),
-                     info("reward_quadctrl"),
-                     info("reward_impact"),
-                     {"tendon_length", Dtype::Float64, {mj().ntendon}},
-                     {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {}
+        info_extras(observation.v4 ? std::vector<FieldSpec>{info("reward_linup"), info("reward_quadctrl"),
+                                                            info("reward_impact")}
+                                   : std::vector<FieldSpec>{info("x_position"),
+                                                            info("y_position"),
+                                                            info("z_distance_from_origin"),
+                                                            info("reward_linup"),
+                                                            info("reward_quadctrl"),
+                                                            info("reward_impact"),
+                                                            {"tendon_length", Dtype::Float64, {mj().ntendon}},
+                                                            {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {}
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
 
@@ -50,6 +55,10 @@ class HumanoidStandup : public MujocoEnv {
   // HumanoidStandupEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
     reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
+    if (model_.observation.v4) {
+      write_info(out, {0, 0, 0});
+      return;
+    }
     const double* qpos = sim_.data().qpos;
     write_info(out, {qpos[0], qpos[1], qpos[2] - model_.init_qpos[2], 0, 0, 0});  // _get_reset_info
     write_tendons(out);
@@ -68,6 +77,10 @@ class HumanoidStandup : public MujocoEnv {
                                          model_.impact_cost_range.low, model_.impact_cost_range.high);
     StepResult result;
     result.reward = uph_cost - quad_ctrl_cost - quad_impact_cost + 1;
+    if (model_.observation.v4) {
+      write_info(out, {uph_cost, -quad_ctrl_cost, -quad_impact_cost});
+      return result;
+    }
     write_info(out, {qpos[0], qpos[1], qpos[2] - model_.init_qpos[2], uph_cost, -quad_ctrl_cost, -quad_impact_cost});
     write_tendons(out);
     return result;

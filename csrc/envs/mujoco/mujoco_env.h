@@ -380,6 +380,7 @@ class MujocoEnv {
     for (const FieldSpec& extra : info_extras) {
       if (extra.name == "tendon_length") tendon_length_field_ = extra_field<double>(extras, extra.name);
       if (extra.name == "tendon_velocity") tendon_velocity_field_ = extra_field<double>(extras, extra.name);
+      scalar_info_fields_ += extra.shape.empty();
     }
   }
 
@@ -451,12 +452,22 @@ class MujocoEnv {
     return publish(out);
   }
 
-  // The coordinates a task's velocity is taken of (e.g. a body's xpos, the
-  // mass centre); by default the leading qpos (the free x, or x and y, slides).
+  // What a step reads before its do_simulation: the coordinates a task's velocity is taken of (e.g. a
+  // body's xpos, the mass centre), by default the leading qpos (the free x, or x and y, slides); or the
+  // distances a v4 reward is taken of (simulate_reading_before).
   static constexpr size_t kPositionSize = 2;
   virtual void forward_position(double* p) const {
     const mjData& data = sim_.data();
     for (size_t k = 0; k < kPositionSize; ++k) p[k] = static_cast<int>(k) < model_base_.nq() ? data.qpos[k] : 0.0;
+  }
+
+  // simulate() for the tasks whose reward reads the state before do_simulation (Reacher-v4, Pusher-v4):
+  // their forward_position() gives those values, read here or, in a split step, by advance() before its
+  // first mj_step, and `before` receives them.
+  bool simulate_reading_before(const Action& action, StepOutput& out, double (&before)[kPositionSize]) {
+    if (advanced_ == 0) forward_position(position_before_);
+    std::copy_n(position_before_, kPositionSize, before);
+    return simulate(action, out);
   }
 
   void do_simulation(const Action& action) {
@@ -489,6 +500,10 @@ class MujocoEnv {
 
   // Writes the task's scalar float64 info extras 0, 1, ... in order.
   void write_info(StepOutput& out, std::initializer_list<double> values) const {
+    // A task variant with fewer fields (the v4 ones) writing the list of another would write past them.
+    if (values.size() != scalar_info_fields_)
+      throw std::logic_error("a MuJoCo task wrote " + std::to_string(values.size()) + " info values for its " +
+                             std::to_string(scalar_info_fields_) + " scalar info fields");
     size_t i = 0;
     for (double value : values) *out.extra(info_fields_[i++]) = value;
   }
@@ -513,6 +528,7 @@ class MujocoEnv {
   std::vector<double> observation_;              // the last published (finite) observation
   std::vector<double> next_observation_;         // the candidate of the step in progress
   std::vector<ExtraField<double>> info_fields_;  // the task's info extras, in order
+  size_t scalar_info_fields_ = 0;                // those write_info() fills: the leading scalars
   ExtraField<bool> unstable_field_;
   ExtraField<double> tendon_length_field_, tendon_velocity_field_;  // v5 humanoids only
   int advanced_ = 0;                                                // mj_steps of the coming step advance() ran

@@ -1,9 +1,11 @@
-// reacher.h — Reacher-v5 (gymnasium/envs/mujoco/reacher_v5.py).
+// reacher.h — Reacher-v5 (gymnasium/envs/mujoco/reacher_v5.py) and Reacher-v4 (reacher_v4.py).
 //
 // A two-joint arm rewarded for bringing its fingertip to a random target
 // (the last two qpos, set at reset). Observation: cos and sin of the two arm
 // angles, qpos[2:] (the target), the arm's qvel and the fingertip-to-target
 // vector's x, y. Never terminates; the time limit (50 steps) truncates.
+// v4 takes its reward from the state before the step, and observes the
+// vector's z too.
 #pragma once
 
 #include <vector>
@@ -16,17 +18,19 @@ class ReacherModel : public MujocoModel {
  public:
   explicit ReacherModel(const Config& config)
       : MujocoModel(config),
+        v4(mirrors_v4(config)),
         reward_dist_weight(config.real("reward_dist_weight")),
         reward_control_weight(config.real("reward_control_weight")),
         fingertip(body_id("fingertip")),
         target(body_id("target")),
-        observation_size(nq() + 6),
+        observation_size(nq() + 6 + v4),
         info_extras({info("reward_dist"), info("reward_ctrl")}) {
     if (nq() < 4 || nv() < 2) throw std::invalid_argument("Reacher needs two arm joints and two target joints");
   }
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 50, info_extras); }
 
+  const bool v4;
   const double reward_dist_weight, reward_control_weight;
   const int fingertip, target;  // body ids
   const size_t observation_size;
@@ -57,13 +61,15 @@ class Reacher : public MujocoEnv {
     write_info(out, {0, 0});
   }
 
-  // ReacherEnv.step and _get_rew.
+  // ReacherEnv.step and _get_rew: the fingertip's distance to the target after the step (v5) or before it
+  // (v4, forward_position).
   StepResult step(const Action& action, Rng&, StepOutput& out) {
-    if (!simulate(action, out)) return unstable_step();
+    double distance_before[kPositionSize];
+    if (!(model_.v4 ? simulate_reading_before(action, out, distance_before) : simulate(action, out)))
+      return unstable_step();
 
-    const double* xpos = sim_.data().xpos;
-    const double reward_dist =
-        -distance3(xpos + 3 * model_.fingertip, xpos + 3 * model_.target) * model_.reward_dist_weight;
+    const double distance = model_.v4 ? distance_before[0] : fingertip_distance();
+    const double reward_dist = -distance * model_.reward_dist_weight;
     const double reward_ctrl = -sum_of_squares(action.values, action.size) * model_.reward_control_weight;
     StepResult result;
     result.reward = reward_dist + reward_ctrl;
@@ -72,6 +78,13 @@ class Reacher : public MujocoEnv {
   }
 
  private:
+  double fingertip_distance() const {
+    const double* xpos = sim_.data().xpos;
+    return distance3(xpos + 3 * model_.fingertip, xpos + 3 * model_.target);
+  }
+
+  void forward_position(double* p) const override { p[0] = fingertip_distance(), p[1] = 0.0; }
+
   // ReacherEnv._get_obs.
   void write_observation() override {
     const mjData& data = sim_.data();
@@ -83,6 +96,7 @@ class Reacher : public MujocoEnv {
     const double* fingertip = data.xpos + 3 * model_.fingertip;
     const double* target = data.xpos + 3 * model_.target;
     *obs++ = fingertip[0] - target[0], *obs++ = fingertip[1] - target[1];
+    if (model_.v4) *obs = fingertip[2] - target[2];
   }
 
   const Model& model_;
