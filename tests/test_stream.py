@@ -1,5 +1,6 @@
 """torchpool.stream: layout, equality with a hand-written Pool rollout, stopping, cleanup, errors."""
 
+import importlib
 import traceback
 
 import pytest
@@ -203,6 +204,94 @@ def test_break_leaves_no_thread_running_and_an_existing_pool_reusable():
         td = pool.step(torch.zeros(4, dtype=torch.int64))  # idle again: nothing left in flight
         assert td.batch_size == torch.Size([4])
 
+
+
+class LeanRight(torch.nn.Module):
+    """``lean_right`` as a module, which prefetch can snapshot."""
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        return lean_right(observation)
+
+
+@pytest.mark.parametrize("path", ["direct", "staged", "two groups", "prefetch"])
+def test_two_live_iterators_over_one_stream_each_collect_their_own_rollout(path):
+    num_envs, steps_per_batch, batches = 6, 25, 4
+    policy = LeanRight() if path == "prefetch" else lean_right
+    stream = torchpool.stream("CartPole-v1", policy, num_envs=num_envs, seed=3, split_envs=path == "two groups",
+                              frames_per_batch=num_envs * steps_per_batch, prefetch=path == "prefetch",
+                              total_frames=num_envs * steps_per_batch * batches)
+    stream._staged = path == "staged"
+    first, second = iter(stream), iter(stream)
+    collected = {"first": [], "second": []}
+    # The first runs a batch ahead of the second, so a buffer the two shared
+    # would hand one of them steps of the other's time (identical rollouts in
+    # lockstep could share one unnoticed).
+    for name in ("first", "first", "second", "first", "second", "first", "second", "second"):
+        batch = next(first if name == "first" else second)
+        collected[name].append(batch.clone())
+    assert next(first, None) is None and next(second, None) is None
+    expected = hand_rollout(num_envs, steps_per_batch * batches, seed=3)
+    for name, batches_of_one in collected.items():
+        rollout = torch.cat(batches_of_one, dim=1)
+        assert rollout["next", "done"].any(), "the rollout crosses episode ends"
+        for t, step in enumerate(expected):
+            got = rollout[:, t]
+            where = f"the {name} iterator's step {t} ({path})"
+            assert torch.equal(got["observation"], step["observation"]), where
+            assert torch.equal(got["action"], step["action"]), where
+            assert torch.equal(got["next", "observation"], step["next_observation"]), where
+            assert torch.equal(got["next", "reward"].squeeze(-1), step["reward"]), where
+            assert torch.equal(got["next", "done"].squeeze(-1), step["done"]), where
+            assert torch.equal(got["next", "episode_return"].squeeze(-1), step["episode_return"]), where
+    assert stream.stats()["frames"] == num_envs * steps_per_batch * batches, "the latest iterator's frames"
+
+
+def test_a_second_live_iterator_over_an_existing_pool_is_refused():
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        stream = torchpool.stream(pool, lean_right, frames_per_batch=8)
+        first = iter(stream)
+        next(first)
+        with pytest.raises(RuntimeError, match="one iterator at a time"):
+            next(iter(stream))
+        next(first)  # the refused iterator left the first's pool alone
+        first.close()
+        assert next(iter(stream)).batch_size == torch.Size([4, 2]), "the pool is free once the first is closed"
+
+
+def test_a_failing_drain_neither_hides_the_error_that_stopped_the_stream_nor_leaves_a_pool_open(monkeypatch):
+    # Two groups: while the policy computes the second group's action, the
+    # first group's step is in flight, so stopping there drains that pool.
+    stream_module = importlib.import_module("torchpool.stream")
+    made, calls, exploded = [], [], []
+
+    def recording_make(*args, **kwargs):
+        made.append(torchpool.make(*args, **kwargs))
+        return made[-1]
+
+    def policy(observation):
+        calls.append(1)
+        if len(calls) == 2:  # the second group's first action: the first group's first step is in flight
+            exploded.append(True)
+            raise ValueError("policy exploded")
+        return lean_right(observation)
+
+    recv_into = torchpool.Pool.recv_into
+
+    def failing_drain(pool):
+        if exploded:
+            raise RuntimeError("drain failed")
+        return recv_into(pool)
+
+    monkeypatch.setattr(stream_module, "make", recording_make)
+    monkeypatch.setattr(torchpool.Pool, "recv_into", failing_drain)
+    before = torchpool_threads()
+    with pytest.raises(ValueError, match="policy exploded") as error:
+        list(torchpool.stream("CartPole-v1", policy, num_envs=4, frames_per_batch=8, total_frames=16,
+                              split_envs=True))
+    if hasattr(error.value, "add_note"):  # Python 3.11+
+        assert "RuntimeError: drain failed" in "".join(getattr(error.value, "__notes__", [])), "the drain's failure"
+    assert len(made) == 2 and [pool.closed for pool in made] == [True, True], "every pool is closed"
+    assert started_since(before, settle_to=0) == 0
 
 COSTLY_PROBE = {"max_sleep_us": 100.0, "episode_length": 50}  # steps the workers run in the background
 

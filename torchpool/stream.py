@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -95,8 +95,37 @@ class _Group:
         self.sends = 0
 
 
+class _Stats:
+    """One iterator's frames and time split: what ``RolloutStream.stats()`` reports."""
+
+    def __init__(self, prefetch: bool):
+        self.seconds = {"envs": 0.0, "policy": 0.0, "copies": 0.0, "consumer": 0.0}
+        if prefetch:
+            # The collector's "consumer" time is the time it waited for the consumer; what the
+            # consumer waited for batches is the part of collection prefetch did not hide.
+            self.seconds["consumer_waited"] = 0.0
+        self.frames = 0
+        self.wall = 0.0
+        self.env_groups = 0  # 1 or 2 once iteration starts (NOTE [Env groups])
+
+    def report(self) -> dict[str, Any]:
+        return {"frames": self.frames, "seconds": dict(self.seconds), "wall_seconds": self.wall,
+                "frames_per_s": self.frames / self.wall if self.wall else 0.0, "env_groups": self.env_groups}
+
+
 class RolloutStream(IterableDataset):
-    """An ``IterableDataset`` of rollout batches; see :func:`stream`."""
+    """An ``IterableDataset`` of rollout batches; see :func:`stream`.
+
+    NOTE [State per iterator]: the stream holds only its settings. Each
+    ``iter(stream)`` makes a ``_Collection`` that owns everything one pass
+    needs (its pools, raw slots, output buffers, policy views, the policy
+    snapshot with prefetch, its time split), as a ``DataLoader``'s iterator
+    holds the state of its pass, so two live iterators never write into each
+    other's buffers. An existing ``Pool`` cannot be given to two passes at
+    once: its envs have one state, which both would step and reset, so a second
+    live iterator over it is refused. ``stats()`` reports the iterator started
+    last (with one loop at a time, that loop's).
+    """
 
     def __init__(self, env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_batch: int,
                  total_frames: int | None = None, device: str | torch.device | None = None,
@@ -127,7 +156,6 @@ class RolloutStream(IterableDataset):
                              "(torch.cuda.is_available() is False); use device='cpu'")
         self.env = env
         self.policy = policy
-        self._acting = policy  # what acts: the policy, or its snapshot with prefetch
         self.prefetch = bool(prefetch)
         if self.prefetch:
             policy_module(policy)  # raises now, not on the background thread, if there is nothing to copy
@@ -146,43 +174,58 @@ class RolloutStream(IterableDataset):
         # straight into the rollout buffer (CPU). Tests set it on the CPU to run
         # the staging path's bookkeeping without a GPU.
         self._staged = self._cuda
-        self._seconds = {"envs": 0.0, "policy": 0.0, "copies": 0.0, "consumer": 0.0}
-        self._frames = 0
-        self._wall = 0.0
-        self._env_groups = 0  # 1 or 2 once iteration starts (NOTE [Env groups])
+        self._stats = _Stats(self.prefetch)  # the latest iterator's (NOTE [State per iterator])
+        self._pool_in_use = False  # an existing Pool's: whether a live iterator steps it
 
     def __len__(self) -> int:
         if self.total_frames is None:
             raise TypeError("this stream has no total_frames, so no length")
         return math.ceil(self.total_frames / self.frames_per_batch)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[TensorDict]:
+        stats = self._stats = _Stats(self.prefetch)
         if not self.prefetch:
-            self._acting = self.policy
-            return self._collect()
-        self._acting, refresh = snapshot_policy(self.policy)
-        self._prefetcher = Prefetcher(self._collect, refresh)
-        return iter(self._prefetcher)
+            return _Collection(self, self.policy, stats).batches()
+        acting, refresh = snapshot_policy(self.policy)
+        return iter(Prefetcher(_Collection(self, acting, stats).batches, refresh, stats.seconds))
 
     def stats(self) -> dict[str, Any]:
         """Where the time went: seconds waiting on envs, in the policy, in copies and in the consumer.
 
         Also frames so far, frames/s and ``env_groups``: how many groups the envs were split into.
+        With ``prefetch``, ``seconds["consumer_waited"]``: what the consumer waited for batches.
+        All of the iterator started last: several live iterators each keep their own
+        (NOTE [State per iterator]).
         """
-        seconds = dict(self._seconds)
-        if self.prefetch and hasattr(self, "_prefetcher"):
-            # The collector's "consumer" time is the time it waited for the consumer; what the
-            # consumer waited for batches is the part of collection prefetch did not hide.
-            seconds["consumer_waited"] = self._prefetcher.waited
-        return {"frames": self._frames, "seconds": seconds, "wall_seconds": self._wall,
-                "frames_per_s": self._frames / self._wall if self._wall else 0.0, "env_groups": self._env_groups}
+        return self._stats.report()
 
-    # ---- collection -----------------------------------------------------------
+
+class _Collection:
+    """One pass over a stream (NOTE [State per iterator]): its pools, buffers and policy views."""
+
+    def __init__(self, stream: RolloutStream, acting: Callable, stats: _Stats):
+        self.stream = stream
+        self._acting = acting  # what acts: the policy, or its snapshot with prefetch
+        self.stats = stats
+        self._seconds = stats.seconds  # the hot paths add to it
+        self.num_envs = stream.num_envs
+        self.frames_per_batch = stream.frames_per_batch
+        self.steps_per_batch = stream.steps_per_batch
+        self.total_frames = stream.total_frames
+        self.device = stream.device
+        self._cuda = stream._cuda
+        self._staged = stream._staged
 
     def _open_pools(self) -> tuple[list[_Group], bool]:
-        if isinstance(self.env, Pool):
-            return [_Group(self.env, 0)], False
-        kwargs = dict(self.make_kwargs)
+        stream = self.stream
+        if isinstance(stream.env, Pool):
+            if stream._pool_in_use:
+                raise RuntimeError(
+                    "this stream steps an existing Pool, which one iterator at a time can step: finish or close() "
+                    "the other iterator first (a stream made from an env id gives each iterator pools of its own)")
+            stream._pool_in_use = True
+            return [_Group(stream.env, 0)], False
+        kwargs = dict(stream.make_kwargs)
         kwargs.setdefault("pin_memory", self._cuda)  # pools that feed a GPU pin their buffers
         seed = kwargs.pop("seed", 0)
         if seed is None:  # one draw for the whole stream: env i is still seed + i in either group
@@ -190,29 +233,29 @@ class RolloutStream(IterableDataset):
         half = self.num_envs // 2
 
         def one_group() -> tuple[list[_Group], bool]:
-            return [_Group(make(self.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
+            return [_Group(make(stream.env, num_envs=self.num_envs, seed=seed, **kwargs), 0)], True
 
-        if not self.split_envs or self.num_envs % 2:  # NOTE [Env groups]: one group unless asked
+        if not stream.split_envs or self.num_envs % 2:  # NOTE [Env groups]: one group unless asked
             return one_group()
         # Env i of the stream is seeded with seed + i whichever group it is in.
-        first = make(self.env, num_envs=half, seed=seed, **kwargs)
+        first = make(stream.env, num_envs=half, seed=seed, **kwargs)
         try:
-            second = make(self.env, num_envs=half, seed=seed + half, **kwargs)
+            second = make(stream.env, num_envs=half, seed=seed + half, **kwargs)
         except BaseException:
             first.close()
             raise
         return [_Group(first, 0), _Group(second, 1)], True
 
-    def _collect(self):
+    def batches(self) -> Iterator[TensorDict]:
         groups, owned = self._open_pools()
-        self._env_groups = len(groups)
-        batches_wanted = len(self) if self.total_frames is not None else None
+        self.stats.env_groups = len(groups)
+        batches_wanted = len(self.stream) if self.total_frames is not None else None
         bar = None
-        if self.progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=self.total_frames, unit="frame", desc="stream")
         try:
+            if self.stream.progress:
+                from tqdm import tqdm
+
+                bar = tqdm(total=self.total_frames, unit="frame", desc="stream")
             # Grad mode is switched off once per batch, not per policy call
             # (that costs microseconds a step), and is the consumer's again at each yield.
             with torch.no_grad():
@@ -223,30 +266,64 @@ class RolloutStream(IterableDataset):
                 with torch.no_grad():
                     batch = self._next_batch(groups, batches_wanted)
                 batches += 1
-                self._frames += self.frames_per_batch
+                self.stats.frames += self.frames_per_batch
                 if bar is not None:
                     bar.update(self.frames_per_batch)
-                self._wall = time.perf_counter() - started
+                self.stats.wall = time.perf_counter() - started
                 handed = time.perf_counter()
                 yield batch
                 del batch
                 self._seconds["consumer"] += time.perf_counter() - handed
+        except BaseException as error:  # GeneratorExit too: the consumer stopped early
+            self._release(groups, owned, stopped_by=error)
+            raise
+        else:
+            self._release(groups, owned)
         finally:
             if bar is not None:
                 bar.close()
-            for group in groups:
-                pool = group.pool
-                # A step in flight: sent by _act (send_into), its recv_into not yet
-                # called or cut short by Ctrl-C. Collecting it leaves a caller's pool idle and reusable.
-                if not pool.closed and pool.in_flight:
-                    pool.recv_into()
-                group.in_flight = False
-                if owned:
-                    group.pool.close()
-            for group in groups:
-                for event, pending in zip(group.staging_events, group.staging_pending):
-                    if pending:
-                        event.synchronize()
+
+    def _release(self, groups: list[_Group], owned: bool, stopped_by: BaseException | None = None) -> None:
+        """Collects each group's step in flight, closes the pools this pass made and waits for its copies.
+
+        NOTE [Closing a stream]: each of these runs whatever an earlier one
+        raised, so a pool that fails to drain leaves no other pool open. The
+        error that stopped the stream (the policy's, Ctrl-C) is the one the
+        caller sees; a failure while closing rides along as a note on it, and
+        is raised itself only when nothing else stopped the stream (the end,
+        or ``break``/``close()``, whose ``GeneratorExit`` the caller never sees).
+        """
+        failures: list[BaseException] = []
+
+        def attempt(action: Callable[[], Any]) -> None:
+            try:
+                action()
+            except BaseException as failure:  # noqa: BLE001 - raised or noted once every pool is closed
+                failures.append(failure)
+
+        for group in groups:
+            pool = group.pool
+            # A step in flight: sent by _act (send_into), its recv_into not yet
+            # called or cut short by Ctrl-C. Collecting it leaves a caller's pool idle and reusable.
+            if not pool.closed and pool.in_flight:
+                attempt(pool.recv_into)
+            group.in_flight = False
+            if owned:
+                attempt(pool.close)
+        for group in groups:
+            for event, pending in zip(group.staging_events, group.staging_pending):
+                if pending:
+                    attempt(event.synchronize)
+        if not owned:
+            self.stream._pool_in_use = False
+        if not failures:
+            return
+        if stopped_by is None or isinstance(stopped_by, GeneratorExit):
+            raise failures[0]
+        if hasattr(stopped_by, "add_note"):  # Python 3.11+
+            for failure in failures:
+                stopped_by.add_note(f"while the stream closed, this was raised too: "
+                                    f"{type(failure).__name__}: {failure}")
 
     def _next_batch(self, groups: list[_Group], batches_wanted: int | None) -> TensorDict:
         if self._direct:
@@ -652,7 +729,8 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
     would copy the TensorDict; ``num_workers=0`` is enough (the pool has its own
     threads). In a worker process (``num_workers >= 1``, fork) the pool is made
     in the worker and each batch sent moves to shared memory, which the stream
-    notices and never writes again (NOTE [Moved storage]).
+    notices and never writes again (NOTE [Moved storage]). Each ``iter(stream)`` is a pass of its own,
+    with its own pools and buffers; ``stats()`` reports the pass started last (NOTE [State per iterator]).
     """
     return RolloutStream(env, policy, num_envs=num_envs, frames_per_batch=frames_per_batch,
                          total_frames=total_frames, device=device, split_envs=split_envs, progress=progress,

@@ -61,14 +61,17 @@ def snapshot_policy(policy: Callable) -> tuple[Callable, Callable[[], None]]:
 
 
 class Prefetcher:
-    """Runs ``batches()`` on a background thread, one batch ahead of the consumer."""
+    """Runs ``batches()`` on a background thread, one batch ahead of the consumer.
 
-    def __init__(self, batches: Callable[[], Iterator[Any]], refresh: Callable[[], None]):
+    ``seconds``: a time split to which the consumer's waits for a batch are added, as ``"consumer_waited"``.
+    """
+
+    def __init__(self, batches: Callable[[], Iterator[Any]], refresh: Callable[[], None], seconds: dict[str, float]):
         self._batches = batches
         self._refresh = refresh
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._results: queue.SimpleQueue = queue.SimpleQueue()
-        self.waited = 0.0  # seconds the consumer waited for a batch
+        self._seconds = seconds
         self._thread = threading.Thread(target=self._run, name="torchpool-prefetch", daemon=True)
 
     def _run(self) -> None:
@@ -86,9 +89,13 @@ class Prefetcher:
         except BaseException as error:  # noqa: BLE001 - handed to the consumer, raised there
             self._results.put(("error", error))
         finally:
-            if generator is not None:
-                generator.close()  # closes the pools, on the thread that made them
-            self._results.put(("closed", None))
+            try:
+                if generator is not None:
+                    generator.close()  # closes the pools, on the thread that made them
+            finally:
+                # Said even when closing failed (that failure goes to threading.excepthook): the
+                # consumer waits for it.
+                self._results.put(("closed", None))
 
     def __iter__(self) -> Iterator[Any]:
         self._refresh()
@@ -98,7 +105,7 @@ class Prefetcher:
             while True:
                 tick = time.perf_counter()
                 kind, value = self._results.get()
-                self.waited += time.perf_counter() - tick
+                self._seconds["consumer_waited"] += time.perf_counter() - tick
                 if kind == "error":
                     raise value
                 if kind != "batch":
