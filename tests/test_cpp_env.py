@@ -5,7 +5,9 @@ would write it. Builds go to a temporary cache; a wrapper compiler logs each
 invocation, so the tests can tell a build from a cache hit.
 """
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import pytest
 import torch
 
 import torchpool
-from torchpool import registry
+from torchpool import cpp_env, registry
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "cpp_env" / "my_cartpole.h"
@@ -296,3 +298,54 @@ def test_a_header_built_by_another_compiler_matches_cartpole(tmp_path, monkeypat
         for key in ("observation", "reward", "terminated", "truncated"):
             torch.testing.assert_close(mine[key], reference[key], rtol=0, atol=0, msg=key)
     ours.close(), theirs.close()
+
+
+@pytest.mark.parametrize("kind, text, value", [
+    ("bool", "True", True), ("bool", "true", True), ("bool", "1", True),
+    ("bool", "False", False), ("bool", "false", False), ("bool", "0", False),
+    ("int", "3", 3), ("int", "-12", -12), ("float", "10.0", 10.0), ("float", "1e-3", 1e-3), ("float", "4", 4.0),
+    ("str", "area", "area"),
+])
+def test_a_declared_default_is_read_as_its_type(kind, text, value):
+    parsed = cpp_env._parse("knob", kind, text)
+    assert parsed == value and type(parsed) is type(value), f"{kind} {text!r} read as {parsed!r}"
+
+
+@pytest.mark.parametrize("kind, text, message", [
+    ("bool", "yes", "kwarg 'knob' is a bool with default 'yes'; write True or False"),
+    ("bool", "TRUE", "kwarg 'knob' is a bool with default 'TRUE'; write True or False"),
+    ("bool", "", "kwarg 'knob' is a bool with default ''"),
+    ("int", "3.0", "kwarg 'knob' is an int with default '3.0'; write a whole number"),
+    ("int", "three", "kwarg 'knob' is an int with default 'three'"),
+    ("float", "ten", "kwarg 'knob' is a float with default 'ten'; write a number"),
+    ("double", "1.0", "kwarg 'knob' has type 'double'; TaskKwarg types are"),
+])
+def test_a_default_not_of_its_type_is_refused_naming_the_kwarg(kind, text, message):
+    """A bool written "yes" or "TRUE" once became False without a word, an int written "3.0" a bare
+    ValueError from int()."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        cpp_env._parse("knob", kind, text)
+
+
+def test_the_cache_key_holds_torchpools_version(monkeypatch):
+    """A torchpool of another version builds anew: its version is read from the package, not typed again."""
+    compiler = cpp_env._compiler()
+    before = cpp_env._base_key(EXAMPLE, "MyCartPole", compiler)
+    monkeypatch.setattr(torchpool, "__version__", torchpool.__version__ + ".post1")
+    assert cpp_env._base_key(EXAMPLE, "MyCartPole", compiler) != before, "the key ignores torchpool's version"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torchpool._atari") is None or importlib.util.find_spec("ale_py") is None,
+                    reason="needs the Atari family and ale-py's ROMs")
+def test_registering_a_new_id_does_not_register_the_atari_ids(tmp_path):
+    """Whether an id is taken is found without importing the Atari module and hashing every ROM (a second)."""
+    code = ("import sys, torchpool\n"
+            "try:\n"
+            f"    torchpool.register_cpp_env('Fresh-v0', {str(EXAMPLE)!r}, env_class='MyCartPole')\n"
+            "except torchpool.BuildError:\n"
+            "    pass\n"  # the compiler is missing on purpose: the check for the id comes before the build
+            "print('torchpool._atari' in sys.modules)\n")
+    env = dict(os.environ, TORCHPOOL_CACHE_DIR=str(tmp_path), CXX=str(tmp_path / "no-such-c++"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"], "registering a new id imported the Atari module (to hash its ROMs)"

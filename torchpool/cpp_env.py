@@ -51,7 +51,9 @@ from .errors import BuildError
 _BUILD_FLAGS = ("-std=c++20", "-shared", "-fPIC", "-pthread", "-static-libstdc++", "-static-libgcc",
                 "-Wl,--exclude-libs,ALL", "-Wl,-u,__cxa_pure_virtual")
 _TYPES = {"float": float, "int": int, "bool": bool, "str": str}
-_VERSION = "0.1.0"  # torchpool's; part of the cache key
+# The spellings a bool default may take (docs/cpp_env.md): Python's literals, which TaskKwarg's default is
+# written as, C++'s and 1/0. Any other ("yes", "TRUE", "on") is refused, not guessed at.
+_BOOLS = {"True": True, "true": True, "1": True, "False": False, "false": False, "0": False}
 
 
 def include_dir() -> str:
@@ -96,21 +98,35 @@ def register_cpp_env(env_id: str, header: str | os.PathLike, env_class: str, *, 
     path = Path(header).expanduser().resolve()
     if not path.is_file():
         raise FileNotFoundError(f"no C++ header at {path}")
-    if registry.is_registered(env_id) and not overwrite:
+    if _registered(env_id) and not overwrite:
         raise ValueError(f"env id {env_id!r} is already registered; pass overwrite=True to replace it")
     module, key = _load(path, env_class)
     family = _family_name(env_class, key)
-    _family_modules.add(family, module)
     kwargs = {}
     for name, kind, default, doc in module.kwargs[family]:
-        if kind not in _TYPES:
-            raise ValueError(f"{path}: {env_class}'s kwarg {name!r} has type {kind!r}; "
-                             f"TaskKwarg types are {sorted(_TYPES)}")
-        kwargs[name] = registry.Kwarg(_TYPES[kind], _parse(kind, default), doc)
+        try:
+            value = _parse(name, kind, default)
+        except ValueError as error:
+            raise ValueError(f"{path}: {env_class}'s {error}") from None
+        kwargs[name] = registry.Kwarg(_TYPES[kind], value, doc)
+    _family_modules.add(family, module)
     registry.register(registry.EnvEntry(env_id, family, kwargs, reference=f"{path} ({env_class})"), replace=overwrite)
     _record(env_id, path, env_class, kwargs)
     if "torchpool.gym" in sys.modules:
         sys.modules["torchpool.gym"].register_env(env_id)
+
+
+def _registered(env_id: str) -> bool:
+    """Whether ``env_id`` is registered, asked without the registrations made on first need (Atari's
+    imports its module and hashes every ROM: a second) unless the id is one they would register.
+
+    A hidden (test-only) id is not seen here: ``registry.register`` refuses it after the build.
+    """
+    if env_id not in registry.list_envs_unchecked():  # the listed ids, and the lazy ones as named cheaply
+        return False
+    # Registered up front, it is found at once; named by a lazy family, asking registers that family's ids
+    # first, so an overwrite replaces its entry instead of meeting it again when the family registers.
+    return registry.is_registered(env_id)
 
 
 def registered_elsewhere() -> list[dict[str, Any]]:
@@ -138,7 +154,7 @@ def _base_key(path: Path, env_class: str, compiler: list[str]) -> str:
     digest = hashlib.sha256()
     digest.update(path.read_bytes())
     identity = subprocess.run([*compiler, "--version"], capture_output=True, text=True).stdout
-    for part in (env_class, _VERSION, identity, " ".join(flags()), sysconfig.get_config_var("EXT_SUFFIX"),
+    for part in (env_class, _version(), identity, " ".join(flags()), sysconfig.get_config_var("EXT_SUFFIX"),
                  str(path), _MODULE_SOURCE):
         digest.update(part.encode())
     return digest.hexdigest()[:24]
@@ -246,10 +262,34 @@ def _diagnostics(output: str, header: Path) -> str:
     return "\n".join(lines) if lines else f"the compiler failed on {header} and printed nothing"
 
 
-def _parse(kind: str, text: str) -> Any:
+def _version() -> str:
+    """torchpool's version, part of the cache key (read when building: this module is imported by the
+    package's ``__init__`` before it sets ``__version__``)."""
+    return sys.modules[__package__].__version__
+
+
+def _parse(name: str, kind: str, text: str) -> Any:
+    """A TaskKwarg's default, declared in C++ as text, as a value of its declared type.
+
+    Raises ``ValueError`` naming the kwarg and the text where the text is not one: a bool is one of
+    ``_BOOLS``' spellings, an int a whole number (``"3"``, not ``"3.0"``), a float any number ``float()``
+    reads (``"10.0"``, ``"1e-3"``, ``"4"``).
+    """
+    if kind not in _TYPES:
+        raise ValueError(f"kwarg {name!r} has type {kind!r}; TaskKwarg types are {sorted(_TYPES)}")
     if kind == "bool":
-        return text in ("True", "true", "1")
-    return _TYPES[kind](text)
+        if text not in _BOOLS:
+            raise ValueError(f"kwarg {name!r} is a bool with default {text!r}; write True or False "
+                             "(true/false and 1/0 are accepted too)")
+        return _BOOLS[text]
+    if kind == "str":
+        return text
+    try:
+        return _TYPES[kind](text)
+    except ValueError:
+        example = "a whole number such as '3'" if kind == "int" else "a number such as '10.0'"
+        raise ValueError(f"kwarg {name!r} is {'an' if kind == 'int' else 'a'} {kind} with default {text!r}; "
+                         f"write {example}") from None
 
 
 def _record(env_id: str, path: Path, env_class: str, kwargs: dict[str, registry.Kwarg]) -> None:
