@@ -8,7 +8,9 @@ csrc/envs/process/process_env.h), then reaps the process and starts a
 replacement with the same envs' constructors, which serves the dead worker's
 envs from their next reset on. A replacement that dies while starting, or
 cannot be started at all, is tried again after a growing pause, so an env
-whose constructor crashes does not make this thread spin.
+whose constructor crashes does not make this thread spin. Any other error is
+not expected here: it is said, tried again a few times, then raised
+(NOTE [Supervisor errors]).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import select
 import signal
 import threading
 import time
+import traceback
+import warnings
 import weakref
 from typing import Protocol
 
@@ -27,6 +31,19 @@ from . import launch
 # first, then doubling from 0.1 s up to 5 s.
 _FIRST_PAUSE_S = 0.1
 _LONGEST_PAUSE_S = 5.0
+
+# NOTE [Supervisor errors]: what a dying worker may do is handled where it
+# happens (a replacement that cannot start, or dies starting, is tried again
+# after a pause: _replace). An exception that reaches _run is no such thing:
+# a race with close() (then the thread is stopping, and ends without a word)
+# or a fault of this code's or the pool's. Said at once as a RuntimeWarning,
+# it is tried again after growing pauses (a passing shortage clears); if the
+# passes keep failing, the thread gives up loudly (the error is kept in
+# `error` and raised from the thread, which threading.excepthook prints)
+# instead of trying in silence for good. Nothing hangs for it: an env whose
+# worker has died finds it dead itself (process_env.h, check_worker_alive)
+# and raises; only no replacement starts.
+_MOST_FAILED_PASSES = 8  # consecutive: 0.1 + 0.2 + ... + 5 s, some 11 s of trying
 
 
 # How often the thread looks for requests past the step timeout: this
@@ -85,6 +102,7 @@ class Supervisor:
         self._unanswered_since: dict[int, tuple[int, int, float]] = {}
         self._timed_out: dict[int, int] = {}
         self.timeouts = 0
+        self.error: BaseException | None = None  # what made the thread give up (NOTE [Supervisor errors])
         self._thread = threading.Thread(target=self._run, name="torchpool-supervisor", daemon=True)
         self._thread.start()
 
@@ -100,6 +118,7 @@ class Supervisor:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        failed_passes = 0  # consecutive passes that raised (NOTE [Supervisor errors])
         while not self._stopping:
             pool = None  # never held across the wait
             poller = select.poll()  # not select(): pidfds may be numbered past 1024
@@ -130,8 +149,24 @@ class Supervisor:
                         self._replace(pool, index)
                 if self._step_timeout is not None:
                     self._stop_overdue(pool)
-            except Exception:  # never let this thread die: a worker left dead would fail its envs for good
-                time.sleep(_FIRST_PAUSE_S)
+            except Exception as error:  # NOTE [Supervisor errors]
+                pool = None
+                if self._stopping:
+                    return  # close() ran meanwhile: what failed raced it
+                traceback.clear_frames(error.__traceback__)  # kept, it must not keep the pool alive
+                failed_passes += 1
+                if failed_passes == _MOST_FAILED_PASSES:
+                    self.error = error
+                    raise RuntimeError(f"torchpool's worker supervisor gave up after {failed_passes} failed passes "
+                                       f"in a row ({type(error).__name__}: {error}): a worker process that dies "
+                                       "from now on is not restarted, its envs keep raising; close the pool") \
+                        from error
+                if failed_passes == 1:
+                    warnings.warn(f"torchpool's worker supervisor failed ({type(error).__name__}: {error}); "
+                                  "trying again", RuntimeWarning, stacklevel=1)
+                time.sleep(min(_FIRST_PAUSE_S * 2 ** (failed_passes - 1), _LONGEST_PAUSE_S))
+            else:
+                failed_passes = 0
 
     def _stop_overdue(self, pool: Restarts) -> None:
         """Kills the worker of each env whose request has gone unanswered for the step timeout.
