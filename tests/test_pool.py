@@ -566,7 +566,9 @@ def test_output_targets_refuse_what_the_workers_could_not_write_safely():
             ({**good, "observation": torch.zeros(4, 3)}, r"shape \(4, 4\)"),
             ({**good, "observation": torch.zeros(4, 8)[:, ::2]}, "row must be contiguous"),
             ({**good, "observation": torch.zeros(4).unsqueeze(1).expand(4, 4)}, "row must be contiguous"),
-            ({**good, "reward": torch.zeros(1).expand(4)}, "rows overlap"),
+            ({**good, "reward": torch.zeros(1).expand(4)}, "'reward' has stride 0 along its env dimension"),
+            ({**good, "observation": torch.zeros(10).as_strided((4, 4), (2, 1))},
+             r"'observation': rows overlap \(env stride 8 bytes < 16 bytes per row\)"),
             ({**good, "reward": [0.0] * 4}, "got list"),
         ]
         for tensors, message in cases:
@@ -587,6 +589,20 @@ def test_output_targets_refuse_what_the_workers_could_not_write_safely():
         for _ in range(30):
             pool.step_into(torch.zeros(4, dtype=torch.int64), pool.output_targets(aliased))
         assert pool.step(torch.zeros(4, dtype=torch.int64))["env_id"].tolist() == [0, 1, 2, 3]
+
+
+def test_output_target_columns_refuse_steps_that_share_memory():
+    """A column of an expand()ed tensor (stride 0) once passed: every step wrote the same cells."""
+    with torchpool.make("CartPole-v1", num_envs=4) as pool:
+        rollout = {name: torch.zeros((4, 3, *shape), dtype=dtype) for name, dtype, shape, _ in pool.output_layout()}
+        for reward, message in [
+            (torch.zeros(4, 1).expand(4, 3), "'reward' has stride 0 along its step dimension .* every step would "
+                                             "write the same memory"),
+            (torch.zeros(6).as_strided((4, 3), (1, 1)), r"'reward': rows overlap \(env stride 4 bytes < the 12 "
+                                                        r"bytes its steps span\)"),
+        ]:
+            with pytest.raises(ValueError, match=message):
+                pool.output_target_columns({**rollout, "reward": reward})
 
 
 def test_send_into_and_recv_into_refuse_misuse():

@@ -2,8 +2,9 @@
 
 ``Pool.output_targets({key: tensor, ...})`` checks, once, one tensor per
 output key, each ``[num_envs, *shape]`` of the key's dtype on the CPU with
-every env's row contiguous; rows may be strided, so a target can be column
-``t`` of a ``[num_envs, T, ...]`` rollout tensor. ``send_into``/``step_into``
+every env's row contiguous and no two rows sharing memory (an ``expand()``ed
+tensor is refused); rows may be strided, so a target can be column ``t`` of a
+``[num_envs, T, ...]`` rollout tensor. ``send_into``/``step_into``
 then have the C++ workers write env ``i``'s value of each key into row ``i``
 of its tensor: a rollout buffer in its final layout fills with no copy.
 ``Pool.output_target_columns`` does the same for every column of
@@ -85,14 +86,33 @@ def _checked(layout: Layout, tensors: dict[str, torch.Tensor], lead: tuple[int, 
         strides = tensor.stride()
         if not _rows_contiguous(shape, strides[len(lead):]):
             raise ValueError(f"output target {name!r}: each env's row must be contiguous (strides {strides})")
-        record_bytes = _record_bytes(shape, dtype)
         row_stride = strides[0] * dtype.itemsize
         column_stride = strides[1] * dtype.itemsize if len(lead) > 1 else 0
-        if lead[0] > 1 and row_stride < record_bytes:
-            raise ValueError(f"output target {name!r}: rows overlap (row stride {row_stride} bytes "
-                             f"< {record_bytes} bytes per row)")
+        _check_cells_apart(name, lead, (row_stride, column_stride)[:len(lead)], _record_bytes(shape, dtype))
         entries.append((tensor.data_ptr(), row_stride, column_stride))
     return entries
+
+
+def _check_cells_apart(name: str, lead: tuple[int, ...], strides: tuple[int, ...], record_bytes: int) -> None:
+    """Refuses a target where two cells (an env's row at a step) share memory: one would overwrite another.
+
+    ``lead``: (num_envs,) or (num_envs, T); ``strides``: theirs in bytes. A stride of 0 (``expand()``) is
+    named as such: every env, or every step, would write the same memory. An interleaving that no cells share
+    but that the strides do not show apart (an ``as_strided`` puzzle, no rollout's layout) is refused too.
+    """
+    dims = [(stride, size, what) for size, stride, what in zip(lead, strides, ("env", "step")) if size > 1]
+    for stride, _, what in dims:
+        if stride == 0:
+            raise ValueError(f"output target {name!r} has stride 0 along its {what} dimension (as expand() makes): "
+                             f"every {what} would write the same memory; give it memory of its own (torch.empty, "
+                             f"or .clone() the expanded tensor)")
+    # Cells are apart when each stride, from the smallest up, steps past every cell the smaller ones reach.
+    reach, inner = record_bytes, None
+    for stride, size, what in sorted(dims):
+        if stride < reach:
+            within = f"{reach} bytes per row" if inner is None else f"the {reach} bytes its {inner}s span"
+            raise ValueError(f"output target {name!r}: rows overlap ({what} stride {stride} bytes < {within})")
+        reach, inner = stride * size, what
 
 
 def _rows_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
