@@ -308,15 +308,25 @@ def test_close_is_idempotent_and_the_pool_is_a_context_manager():
 
 
 def test_actions_accept_numpy_lists_and_int32():
-    with torchpool.make("CartPole-v1", num_envs=3) as pool:
+    """Each form of action reaches the envs as the same values: the probe's observation holds its last action
+    (values past 255 and 65535 would show an int32 read as another width); Pendulum's step is compared with
+    that of a twin pool given the same values as the canonical float32 tensor."""
+    with probe(num_envs=3) as pool:
         pool.reset()
-        pool.step(np.array([0, 1, 0]))
-        pool.step([1, 1, 0])
-        pool.step(torch.tensor([0, 1, 1], dtype=torch.int32))
-    with torchpool.make("Pendulum-v1", num_envs=2) as pool:
+        for action in (np.array([7, 300, 999]), [5, 0, 12], torch.tensor([511, 2, 998], dtype=torch.int32),
+                       np.array([998, 1, 256], dtype=np.int32)):
+            reached = pool.step(action)["observation"][:, 1].tolist()
+            assert reached == [float(a) for a in action], f"{type(action).__name__} {action!r} reached as {reached}"
+    with torchpool.make("Pendulum-v1", num_envs=2, seed=3) as pool, \
+            torchpool.make("Pendulum-v1", num_envs=2, seed=3) as reference:
         pool.reset()
-        pool.step(np.zeros((2, 1)))
-        pool.step(torch.zeros(2, 1, dtype=torch.float64))
+        reference.reset()
+        for action in (np.array([[1.5], [-2.0]]), torch.tensor([[0.5], [-1.25]], dtype=torch.float64),
+                       [[2.0], [-0.75]]):
+            expected = reference.step(torch.as_tensor(action, dtype=torch.float32))
+            got = pool.step(action)
+            for key in ("observation", "reward"):
+                assert torch.equal(got[key], expected[key]), f"{type(action).__name__} {action!r}: {key} differs"
 
 
 def _affinity(tid: int) -> str:
