@@ -8,6 +8,7 @@ from threads import started_since, torchpool_threads
 from torch import nn
 
 import torchpool
+from torchpool._stream.prefetch import snapshot_policy
 
 
 class Versioned(nn.Module):
@@ -76,6 +77,73 @@ def test_prefetch_log_probs_are_those_of_the_policy_that_acted():
         expected = torch.log_softmax(logits, 0)[batch["action"]]
         assert torch.all(batch["version"] == version)
         torch.testing.assert_close(batch["sample_log_prob"], expected)
+
+
+class Normalized(nn.Module):
+    """A CartPole policy with a running mean that the consumer reassigns (``self.mean = new``), not updates in
+    place; ``act`` records the mean it acted with."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(()))
+
+    def act(self, observation):
+        action = (observation[:, 2] > 0).long()
+        return action, {"mean": self.mean.expand(observation.shape[0]).clone()}
+
+
+def test_prefetch_follows_a_buffer_the_consumer_reassigns():
+    """The collector's copy once read the live module's tensors once: a reassigned buffer was never seen."""
+    policy = Normalized()
+    stream = torchpool.stream("CartPole-v1", policy.act, num_envs=2, seed=5, frames_per_batch=20, total_frames=100,
+                              prefetch=True)
+    for k, batch in enumerate(stream):
+        assert torch.all(batch["mean"] == max(k - 1, 0)), f"batch {k} acted with mean {batch['mean'][0, 0]}"
+        policy.mean = torch.full((), float(k + 1))  # a new tensor, as `self.mean = (1 - a) * self.mean + a * x`
+
+
+def test_the_snapshot_follows_reassigned_reshaped_and_unsaved_tensors():
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Linear(3, 2)
+            self.head = nn.Linear(2, 2)
+            self.register_buffer("scale", torch.ones(3))
+            self.register_buffer("steps", torch.zeros((), dtype=torch.int64), persistent=False)
+
+        def forward(self, observation):
+            return self.head(self.body(observation * self.scale)).argmax(-1)
+
+    policy = Policy()
+    acting, refresh = snapshot_policy(policy)
+    with torch.no_grad():
+        policy.scale = torch.arange(4.0, dtype=torch.float64)  # another shape and dtype
+        policy.body = nn.Linear(3, 2)  # a submodule replaced
+        policy.head.bias += 1.0  # in place, as an optimizer
+        policy.steps += 7  # a buffer state_dict() leaves out, in place
+    refresh()
+    for name, tensor in [*policy.named_parameters(), *policy.named_buffers()]:
+        copied = dict([*acting.named_parameters(), *acting.named_buffers()])[name]
+        assert copied is not tensor and copied.dtype == tensor.dtype and torch.equal(copied, tensor), name
+    assert not any(p.requires_grad for p in acting.parameters())
+
+
+def test_the_snapshot_follows_tied_weights_untied():
+    policy = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    policy[1].weight = policy[0].weight
+    acting, refresh = snapshot_policy(policy)
+    policy[1].weight = nn.Parameter(torch.full((2, 2), 3.0))
+    refresh()
+    assert torch.equal(acting[0].weight, policy[0].weight) and torch.equal(acting[1].weight, policy[1].weight)
+
+
+def test_the_snapshot_refuses_a_tensor_added_or_removed():
+    policy = Normalized()
+    _, refresh = snapshot_policy(policy)
+    del policy.mean
+    policy.register_buffer("std", torch.ones(()))
+    with pytest.raises(ValueError, match=r"has tensors \['std'\] that it had not .* and lacks \['mean'\]"):
+        refresh()
 
 
 def test_prefetch_needs_a_module_policy():

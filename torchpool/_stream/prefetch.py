@@ -6,12 +6,13 @@ gets batch k and trains on it while that thread collects batch k+1. Acting
 with the very module the consumer is updating would read weights half-way
 through an optimizer step, so the collector acts with a snapshot of the
 policy's module, refreshed from the live one each time a batch is handed
-out. Batch k+1 is thus collected by the weights as they were when batch k
-was handed out: exactly one update behind, for every action of the batch
-(without prefetch: none behind). The batch's ``sample_log_prob`` (and any
-other extra the policy returns) is that of the snapshot that acted, so PPO's
-ratio pi_new / pi_behaviour stays exact; only its value estimates are one
-update older.
+out (looked up by name each time, so a reassigned tensor is followed: NOTE
+[Following the live module]). Batch k+1 is thus collected by the weights as
+they were when batch k was handed out: exactly one update behind, for every
+action of the batch (without prefetch: none behind). The batch's
+``sample_log_prob`` (and any other extra the policy returns) is that of the
+snapshot that acted, so PPO's ratio pi_new / pi_behaviour stays exact; only
+its value estimates are one update older.
 
 Whatever stops the consumer (the loop ending, ``break``, an exception,
 Ctrl-C) stops the collector once the batch it is collecting is complete (its
@@ -44,20 +45,64 @@ def policy_module(policy: Callable) -> nn.Module:
 
 
 def snapshot_policy(policy: Callable) -> tuple[Callable, Callable[[], None]]:
-    """A copy of the policy to act with and a function that refreshes its weights from the live one."""
+    """A copy of the policy to act with and a function that refreshes its weights from the live one.
+
+    NOTE [Following the live module]: each refresh looks the live module's
+    parameters and buffers up by name (non-persistent buffers too), so a
+    tensor the user reassigns (``self.mean = new_mean``, a submodule replaced,
+    the module moved to another device) is followed: copied into the twin's
+    in place, or, where its shape, dtype or device changed, or it no longer
+    shares the memory of another name's, copied anew into the twin. A tensor
+    added or removed since the snapshot is refused, naming it: the twin would
+    not act as the live module does.
+    """
     module = policy_module(policy)
     twin = copy.deepcopy(module)
     twin.requires_grad_(False)
-    live = list(module.state_dict(keep_vars=True).values())
-    copies = list(twin.state_dict(keep_vars=True).values())
+    copies = _tensors(twin)
 
     @torch.no_grad()
     def refresh() -> None:
-        for destination, source in zip(copies, live):
-            destination.copy_(source)
+        live = _tensors(module)
+        if live.keys() != copies.keys():
+            added, gone = sorted(live.keys() - copies.keys()), sorted(copies.keys() - live.keys())
+            raise ValueError(f"prefetch=True: the policy's module has {'tensors ' + str(added) if added else 'none'} "
+                             f"that it had not when the stream began, and lacks {gone or 'none'}: the collector's "
+                             "copy of it (NOTE [Prefetch and policy lag], torchpool/_stream/prefetch.py) cannot "
+                             "follow a parameter or buffer added or removed; make the stream after registering it, "
+                             "and reassign it rather than delete it")
+        written: dict[int, torch.Tensor] = {}  # twin tensor -> the live one copied into it (tied weights)
+        for name, source in live.items():
+            destination = copies[name]
+            done = written.get(id(destination))
+            if done is source:
+                continue
+            if (done is None and destination.shape == source.shape and destination.dtype == source.dtype
+                    and destination.device == source.device):
+                destination.copy_(source)
+            else:
+                destination = copies[name] = _take_copy(twin, name, source)
+            written[id(destination)] = source
 
     acting = twin if policy is module else getattr(twin, policy.__name__)
     return acting, refresh
+
+
+def _tensors(module: nn.Module) -> dict[str, torch.Tensor]:
+    """Every parameter and buffer of ``module`` by name, non-persistent buffers and every name of a tied one."""
+    return {**dict(module.named_parameters(remove_duplicate=False)),
+            **dict(module.named_buffers(remove_duplicate=False))}
+
+
+def _take_copy(twin: nn.Module, name: str, source: torch.Tensor) -> torch.Tensor:
+    """Puts a copy of ``source`` in the twin's slot ``name`` (a parameter stays a parameter); returns it."""
+    owner_name, _, attribute = name.rpartition(".")
+    owner = twin.get_submodule(owner_name)
+    taken = source.detach().clone()
+    if attribute in owner._parameters:
+        taken = nn.Parameter(taken, requires_grad=False)
+    setattr(owner, attribute, taken)
+    return taken
 
 
 class Prefetcher:
