@@ -51,7 +51,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from torchpool import _family_modules, bench, registry
+from torchpool import _family_modules, bench
+from torchpool.families import atari as atari_family
 
 GAME, ENV_ID, FRAME_SKIP = "pong", "Pong-v5", 4
 SYSTEMS = {  # (system, mode) -> label, in table and legend order
@@ -287,7 +288,7 @@ if __name__ == "__main__":
         sys.exit(0)
     started = time.perf_counter()
     cores = os.cpu_count() or 1
-    rom = os.path.join(registry.ale_roms_dir(), f"{GAME}.bin")
+    rom = os.path.join(atari_family.ale_roms_dir(), f"{GAME}.bin")
     cases = [Case(system, mode) for system, mode in SYSTEMS if system != "envpool" or bench.envpool_available()]
 
     print(f"Pilot pass over {len(cases)} cases, then {args.repeats} repeat(s) ...", flush=True)

@@ -56,7 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from torchpool import bench
-from torchpool.registry import dm_control_suite_dir, mujoco_assets_dir
+from torchpool.families.dmc import dm_control_suite_dir
+from torchpool.families.mujoco import mujoco_assets_dir
 
 ENV_IDS = {"gymnasium": ("Ant-v5", "HalfCheetah-v5", "Humanoid-v5"),
            "dmc": ("CheetahRun-v1", "WalkerWalk-v1", "HumanoidRun-v1", "QuadrupedRun-v1")}

@@ -52,7 +52,8 @@ import mujoco_tasks
 from tqdm import tqdm
 
 import torchpool
-from torchpool import bench, registry
+from torchpool import bench
+from torchpool.families import atari as atari_family
 
 BEGIN, END = "<!-- raw_share:begin -->", "<!-- raw_share:end -->"
 TARGETS = {"atari": 0.85, "mujoco": 0.90}
@@ -126,7 +127,7 @@ class RawLimit:
 
     def _rate(self, env_id: str, seconds: float, at_once: int) -> float:
         if env_id == atari.ENV_ID:
-            rom = os.path.join(registry.ale_roms_dir(), f"{atari.GAME}.bin")
+            rom = os.path.join(atari_family.ale_roms_dir(), f"{atari.GAME}.bin")
             return atari.concurrent_emulation_rate(rom, at_once, seconds) / atari.FRAME_SKIP
         if self.binary is None:
             self.binary = mujoco_tasks.build_raw_step(self.scratch)

@@ -15,11 +15,12 @@ cv2 = pytest.importorskip("cv2")
 
 import torchpool  # noqa: E402
 from torchpool import registry  # noqa: E402
+from torchpool.families import atari  # noqa: E402
 
 if "Pong-v5" not in torchpool.list_envs():
     pytest.skip("torchpool was built without the Atari family", allow_module_level=True)
 
-ATARI_IDS = sorted(registry.atari_env_id(rom) for rom in registry._atari_roms())
+ATARI_IDS = sorted(atari.atari_env_id(rom) for rom in atari.playable_roms())
 
 
 def ale(game: str) -> ale_py.ALEInterface:
@@ -42,8 +43,8 @@ def first_frames(pool: torchpool.Pool) -> np.ndarray:
 def test_every_game_ale_py_ships_is_registered_and_steps_like_ale() -> None:
     assert len(ATARI_IDS) >= 100
     assert {"Pong-v5", "Breakout-v5", "SpaceInvaders-v5", "MontezumaRevenge-v5"} <= set(ATARI_IDS)
-    for rom in registry._atari_roms():
-        env_id = registry.atari_env_id(rom)
+    for rom in atari.playable_roms():
+        env_id = atari.atari_env_id(rom)
         pool = torchpool.make(env_id, num_envs=1, noop_max=0, use_fire_reset=False, frame_skip=1, stack_num=1)
         reference = ale(rom)
         actions = reference.getMinimalActionSet()
@@ -137,7 +138,7 @@ def test_episodic_life_ends_as_envpool_and_sb3_end_it(game: str) -> None:
     # pooled with the one before only when that one is the step's
     # second-to-last; the next episode starts from the screen as it is.
     skip = 4
-    pool = torchpool.make(registry.atari_env_id(game), num_envs=1, noop_max=0, use_fire_reset=False,
+    pool = torchpool.make(atari.atari_env_id(game), num_envs=1, noop_max=0, use_fire_reset=False,
                           episodic_life=True, stack_num=1, frame_skip=skip)
     reference = ale(game)
     actions = reference.getMinimalActionSet()
@@ -282,7 +283,7 @@ def test_bad_input() -> None:
 
 
 def test_missing_rom_is_a_clear_error(monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr(registry, "ale_roms_dir", lambda: str(tmp_path))
+    monkeypatch.setattr(atari, "ale_roms_dir", lambda: str(tmp_path))
     with pytest.raises(FileNotFoundError, match=r"Pong-v5: no ROM .*pong\.bin.*ale-py"):
         torchpool.make("Pong-v5")
     (tmp_path / "pong.bin").write_bytes(b"\0" * 2048)  # not a ROM ALE knows
@@ -293,7 +294,7 @@ def test_missing_rom_is_a_clear_error(monkeypatch, tmp_path) -> None:
 def test_an_atari_id_in_a_build_without_atari_says_so(monkeypatch) -> None:
     # TORCHPOOL_ATARI=0 builds have no Atari entries; their ids get a pointed message.
     registry.list_envs()  # the Atari ids are registered on first use
-    monkeypatch.setattr(registry, "_atari_built", lambda: False)
+    monkeypatch.setattr(atari.MODULE, "built", lambda: False)
     monkeypatch.delitem(registry._REGISTRY, "Pong-v5")
     with pytest.raises(ValueError, match="Pong-v5 is an Atari game, but this torchpool was built without"):
         torchpool.make("Pong-v5")

@@ -12,7 +12,8 @@ import torch
 from split_tail import assert_split_steps_equal_one_thread
 
 import torchpool
-from torchpool import _family_modules, registry
+from torchpool import _family_modules
+from torchpool.families import dmc
 
 pytestmark = pytest.mark.skipif(not _family_modules.built("DmcWalker"),
                                 reason="torchpool was built without the Control Suite family")
@@ -71,11 +72,11 @@ def test_tolerance_refuses_what_dm_control_refuses():
 
 
 def test_the_ids_are_envpools():
-    assert registry.dmc_env_id("humanoid_CMU", "run") == "HumanoidCMURun-v1"
-    assert registry.dmc_env_id("ball_in_cup", "catch") == "BallInCupCatch-v1"
-    assert registry.dmc_env_id("humanoid", "run_pure_state") == "HumanoidRunPureState-v1"
-    assert set(registry.DMC_IDS) <= set(torchpool.list_envs())
-    assert len(registry.DMC_IDS) == 51
+    assert dmc.dmc_env_id("humanoid_CMU", "run") == "HumanoidCMURun-v1"
+    assert dmc.dmc_env_id("ball_in_cup", "catch") == "BallInCupCatch-v1"
+    assert dmc.dmc_env_id("humanoid", "run_pure_state") == "HumanoidRunPureState-v1"
+    assert set(dmc.DMC_IDS) <= set(torchpool.list_envs())
+    assert len(dmc.DMC_IDS) == 51
 
 
 @pytest.mark.parametrize("env_id", ["CheetahRun-v1", "WalkerWalk-v1", "FingerTurnHard-v1", "DogFetch-v1"])

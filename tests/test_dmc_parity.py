@@ -26,7 +26,7 @@ import pytest
 import torch
 
 import torchpool
-from torchpool import registry
+from torchpool.families import dmc
 
 pytestmark = pytest.mark.skipif(not torchpool._family_modules.built("DmcWalker"),
                                 reason="torchpool was built without the Control Suite family")
@@ -38,7 +38,7 @@ REFERENCE_PACKAGES = ["mujoco==3.17.0", "dm_control==1.0.50"]
 # rewards are compared at 1e-9 absolute + 1e-9 relative.
 TOL = 1e-9
 
-IDS = [(domain, task) for domain, (_, _, tasks) in registry.DMC_DOMAINS.items() for task in tasks]
+IDS = [(domain, task) for domain, (_, _, tasks) in dmc.DMC_DOMAINS.items() for task in tasks]
 # mujoco 3.17 and 4.0 themselves part ways now and then on humanoid_CMU (a step from the same state
 # differs by up to ~0.05 in rare contact states: its 10 physics steps per control step amplify solver
 # rounding; seen once in 2,000 steps). Its first episode agrees; its physics is checked against
@@ -51,7 +51,7 @@ IDS = [(domain, task) for domain, (_, _, tasks) in registry.DMC_DOMAINS.items() 
 # left out. Their physics is checked against mujoco 4.0
 # (test_dmc_physics_where_mujoco_versions_differ_is_dm_controls_step_on_the_pinned_mujoco).
 OBSERVED_AFTER = {("quadruped", "escape"): {"imu", "force_torque"},
-                  **{("dog", task): set() for task in registry.DMC_DOMAINS["dog"][2]}}
+                  **{("dog", task): set() for task in dmc.DMC_DOMAINS["dog"][2]}}
 # observation key -> its acceleration-stage sensors, in the key's order.
 COPIED_SENSORS = {"dog": {"inertial_sensors": ["accelerometer", "velocimeter", "gyro"],
                           "foot_forces": ["foot_L", "foot_R", "hand_L", "hand_R"],
@@ -164,9 +164,9 @@ def _close(got, want, where: str, what: str) -> float:
     return float(error.max(initial=0.0))
 
 
-@pytest.mark.parametrize("domain,task", IDS, ids=[registry.dmc_env_id(d, t) for d, t in IDS])
+@pytest.mark.parametrize("domain,task", IDS, ids=[dmc.dmc_env_id(d, t) for d, t in IDS])
 def test_dmc_task_matches_dm_control(reference, domain, task):
-    env_id = registry.dmc_env_id(domain, task)
+    env_id = dmc.dmc_env_id(domain, task)
     spec = reference("load", domain=domain, task=task)
     pool = torchpool.make(env_id, num_envs=1, seed=7, obs_dtype=torch.float64)
     rng = np.random.default_rng(7)
@@ -223,7 +223,7 @@ def test_dmc_task_matches_dm_control(reference, domain, task):
         pool.close()
 
 
-@pytest.mark.parametrize("domain,task", IDS, ids=[registry.dmc_env_id(d, t) for d, t in IDS])
+@pytest.mark.parametrize("domain,task", IDS, ids=[dmc.dmc_env_id(d, t) for d, t in IDS])
 def test_dmc_initial_states_match_dm_control_in_distribution(reference, domain, task):
     """Every qpos coordinate and task parameter of 120 initial states: a two-sample KS test against 120 of
     dm_control's (fixed seeds on both sides, so the outcome is fixed too)."""
@@ -232,7 +232,7 @@ def test_dmc_initial_states_match_dm_control_in_distribution(reference, domain, 
     count = 120
     reference("load", domain=domain, task=task)
     want = reference("resets", count=count, seed=11)
-    pool = torchpool.make(registry.dmc_env_id(domain, task), num_envs=count, seed=11, obs_dtype=torch.float64)
+    pool = torchpool.make(dmc.dmc_env_id(domain, task), num_envs=count, seed=11, obs_dtype=torch.float64)
     try:
         pool.reset()
         states = np.array([pool._core.get_state(i) for i in range(count)])
@@ -297,7 +297,7 @@ def test_dmc_mean_returns_match_dm_control():
         rng = np.random.default_rng(2026)
         jobs, actions = [], {}
         for env_id in RETURN_IDS:
-            domain, task = registry.DMC_IDS[env_id]
+            domain, task = dmc.DMC_IDS[env_id]
             with torchpool.make(env_id, num_envs=1) as pool:
                 low, high = pool.action_spec.low.double().numpy(), pool.action_spec.high.double().numpy()
             actions[env_id] = rng.uniform(low, high, size=(RETURN_STEPS, *low.shape))
@@ -350,9 +350,9 @@ def test_dmc_physics_is_dm_controls_step_on_the_pinned_mujoco(env_id):
     state bit for bit, over 1,500 steps and an autoreset."""
     import mujoco
 
-    domain, task = registry.DMC_IDS[env_id]
-    frame_skip = registry.DMC_DOMAINS[domain][1]
-    model = mujoco.MjModel.from_xml_path(f"{registry.dm_control_suite_dir()}/{domain}.xml")
+    domain, task = dmc.DMC_IDS[env_id]
+    frame_skip = dmc.DMC_DOMAINS[domain][1]
+    model = mujoco.MjModel.from_xml_path(f"{dmc.dm_control_suite_dir()}/{domain}.xml")
     data = mujoco.MjData(model)
     pool = torchpool.make(env_id, num_envs=1, seed=3, obs_dtype=torch.float64)
     rng = np.random.default_rng(3)
@@ -381,7 +381,7 @@ def _edited_model(domain: str, task: str):
     """dm_control's make_model edits of quadruped escape and dog, made with MuJoCo 4.0's MjSpec."""
     import mujoco
 
-    spec = mujoco.MjSpec.from_file(f"{registry.dm_control_suite_dir()}/{domain}.xml")
+    spec = mujoco.MjSpec.from_file(f"{dmc.dm_control_suite_dir()}/{domain}.xml")
     if domain == "quadruped":  # make_model(floor_size=40, terrain=True, rangefinders=True)
         spec.geom("floor").size[:2] = 40
         removed = [spec.geom(f"wall_{side}") for side in ("px", "py", "nx", "ny")] + [spec.body("ball"),
@@ -405,8 +405,8 @@ def test_dmc_physics_where_mujoco_versions_differ_is_dm_controls_step_on_the_pin
     for bit, over 1,200 steps and an autoreset."""
     import mujoco
 
-    domain, task = registry.DMC_IDS[env_id]
-    frame_skip = registry.DMC_DOMAINS[domain][1]
+    domain, task = dmc.DMC_IDS[env_id]
+    frame_skip = dmc.DMC_DOMAINS[domain][1]
     model = _edited_model(domain, task)
     data = mujoco.MjData(model)
     pool = torchpool.make(env_id, num_envs=1, seed=5, obs_dtype=torch.float64)

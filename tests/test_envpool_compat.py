@@ -521,7 +521,7 @@ def _control_suite_ids_envpool_has() -> list[str]:
     except ImportError:  # the test below skips, naming EnvPool
         return ["CheetahRun-v1"]
     theirs = set(real.list_all_envs())
-    return [env_id for env_id in torchpool.registry.DMC_IDS if env_id in theirs]
+    return [env_id for env_id in torchpool.families.dmc.DMC_IDS if env_id in theirs]
 
 
 def _layout(state: Any) -> list[tuple[str, Any, tuple[int, ...]]]:

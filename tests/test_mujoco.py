@@ -32,7 +32,7 @@ mujoco = pytest.importorskip("mujoco")
 from mujoco_reference import make_reference  # noqa: E402
 
 import torchpool  # noqa: E402
-from torchpool.registry import mujoco_assets_dir  # noqa: E402
+from torchpool.families.mujoco import mujoco_assets_dir  # noqa: E402
 
 MUJOCO_IDS = ["Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "Humanoid-v5", "HumanoidStandup-v5",
               "Swimmer-v5", "Reacher-v5", "Pusher-v5", "InvertedPendulum-v5", "InvertedDoublePendulum-v5"]

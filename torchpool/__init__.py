@@ -22,6 +22,7 @@ except ImportError:
         f"({__path__[0]} is a source tree without the compiled extension torchpool._core)",
         name=__name__, path=__file__) from None
 
+from . import families as _families  # noqa: F401  each family registers its ids
 from . import gym as _gym  # noqa: F401  registers "torchpool/<EnvId>" with Gymnasium
 from ._cpus import available_cpus
 from .cpp_env import include_dir, register_cpp_env

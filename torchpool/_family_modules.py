@@ -1,43 +1,88 @@
 """The family modules: which extension module steps each env family, loaded when first needed.
 
-Each family is an extension module of its own (``csrc/envs/<family>/module.cpp``)
+Each family is stepped by an extension module (``csrc/envs/<family>/module.cpp``)
 exporting a ``family_plugin`` capsule that ``torchpool._core`` makes pools
-through (``csrc/core/plugin.h`` checks that both were built alike). A module
-is imported when an id of its family is first made, so ``import torchpool``
-loads neither libmujoco nor ALE. The MuJoCo and Atari families need packages
-installed as extras (``torchpool[mujoco]``, ``torchpool[atari]``); making an
-id whose package is missing names the extra to install.
+through (``csrc/core/plugin.h`` checks that both were built alike) and the
+tuple ``families`` of the C++ families it holds. A family file
+(``torchpool/families/<family>.py``) declares its module once
+(``FamilyModule``) and registers its ids through it, so the module of every
+family is known from the ids alone. A module is imported when an id of its
+family is first made, so ``import torchpool`` loads neither libmujoco nor ALE.
+Modules that need packages installed as extras (``torchpool[mujoco]``, ...)
+name the extra when one is missing.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from . import _mujoco_lib
+from . import registry
 
-# Family name (EnvEntry.family) -> module name, one line per family.
-_MODULES = {
-    "CartPole": "_classic", "Pendulum": "_classic", "MountainCar": "_classic",
-    "MountainCarContinuous": "_classic", "Acrobot": "_classic",
-    "Ant": "_mujoco", "HalfCheetah": "_mujoco", "Hopper": "_mujoco", "Walker2d": "_mujoco", "Humanoid": "_mujoco",
-    "HumanoidStandup": "_mujoco", "Swimmer": "_mujoco", "Reacher": "_mujoco", "Pusher": "_mujoco",
-    "InvertedPendulum": "_mujoco", "InvertedDoublePendulum": "_mujoco",
-    # The Control Suite: one family per domain (csrc/envs/dmc/<domain>.h), all in one module.
-    **{f"Dmc{domain}": "_dmc" for domain in (
-        "Acrobot", "BallInCup", "Cartpole", "Cheetah", "Dog", "Finger", "Fish", "Hopper", "Humanoid", "HumanoidCMU",
-        "Lqr", "Manipulator", "Pendulum", "PointMass", "Quadruped", "Reacher", "Stacker", "Swimmer", "Walker")},
-    "Atari": "_atari",
-    "Probe": "_testing",
-}
 
-# The extra that installs what a module needs at run time.
-EXTRAS = {"_mujoco": "mujoco", "_atari": "atari", "_dmc": "dmc"}
+@dataclass
+class FamilyModule:
+    """One extension module, ``torchpool.<name>``, as a family file declares it.
+
+    ``extra``: the extra that installs what the module needs at run time (named when importing it fails).
+    ``before_import``: what must happen first (libmujoco loaded: the module links it by its soname); it
+    raises ImportError when a package is missing. ``families``: the C++ families the file's ids use (and
+    those it declares ahead of registering their ids, ``declare``); tests/test_registry.py checks they are
+    the built module's own ``families``.
+    """
+
+    name: str
+    extra: str | None = None
+    before_import: Callable[[], None] | None = None
+    families: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.name in _DECLARED:
+            raise ValueError(f"the extension module {self.name!r} is declared twice")
+        _DECLARED[self.name] = self
+
+    def declare(self, *families: str) -> None:
+        """Makes this the module of ``families``: those whose ids are registered later (Atari's)."""
+        for family in families:
+            owner = _BY_FAMILY.setdefault(family, self)
+            if owner is not self:
+                raise ValueError(f"the env family {family!r} is declared by both {owner.name} and {self.name}")
+            self.families.add(family)
+
+    def register(self, entry: registry.EnvEntry, replace: bool = False) -> None:
+        """``registry.register(entry)``, its family stepped by this module."""
+        self.declare(entry.family)
+        registry.register(entry, replace)
+
+    def built(self) -> bool:
+        """Whether this torchpool was built with the module (found without importing it)."""
+        return importlib.util.find_spec(f"{__package__}.{self.name}") is not None
+
+    def load(self) -> ModuleType:
+        if self.before_import is not None:
+            try:
+                self.before_import()
+            except ImportError as error:
+                raise ImportError(f"{error}. These families need torchpool's {self.extra} extra: "
+                                  f"pip install 'torchpool[{self.extra}]'") from None
+        return importlib.import_module(f"{__package__}.{self.name}")
+
+
+_DECLARED: dict[str, FamilyModule] = {}  # module name -> its declaration
+_BY_FAMILY: dict[str, FamilyModule] = {}
 
 # Families whose module was loaded from elsewhere (torchpool.register_cpp_env).
 _ADDED: dict[str, ModuleType] = {}
+
+
+def declared() -> dict[str, FamilyModule]:
+    """Every declared module by name, once every family file has run."""
+    registry.load_families()
+    return dict(_DECLARED)
 
 
 def add(family: str, module: ModuleType) -> None:
@@ -45,28 +90,27 @@ def add(family: str, module: ModuleType) -> None:
     _ADDED[family] = module
 
 
+def _declaration(family: str) -> FamilyModule | None:
+    registry.load_families()
+    return _BY_FAMILY.get(family)
+
+
 def built(family: str) -> bool:
     """Whether this torchpool was built with the module of ``family`` (found without importing it)."""
     if family in _ADDED:
         return True
-    name = _MODULES.get(family)
-    return name is not None and importlib.util.find_spec(f"{__package__}.{name}") is not None
+    declaration = _declaration(family)
+    return declaration is not None and declaration.built()
 
 
 def module(family: str) -> ModuleType:
     """The extension module of ``family``, imported (and its libraries loaded) on first use."""
     if family in _ADDED:
         return _ADDED[family]
-    name = _MODULES.get(family)
-    if name is None:
+    declaration = _declaration(family)
+    if declaration is None:
         raise ValueError(f"no module steps the env family {family!r}")
-    if name in ("_mujoco", "_dmc"):
-        try:
-            _mujoco_lib.load()  # libmujoco first: the module links it by its soname
-        except ImportError as error:
-            raise ImportError(f"{error}. The MuJoCo tasks need torchpool's mujoco extra: "
-                              f"pip install 'torchpool[{EXTRAS[name]}]'") from None
-    return importlib.import_module(f"{__package__}.{name}")
+    return declaration.load()
 
 
 def plugin(family: str) -> Any:

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from dm_env import specs
 
-from . import registry
+from .families import dmc
 from .pool import make as _make_pool
 from .specs import BoxSpec, DictSpec, DiscreteSpec
 
@@ -127,10 +127,10 @@ def load(domain_name: str, task_name: str, task_kwargs: dict | None = None,
     if environment_kwargs:
         raise ValueError("torchpool's Control Suite tasks take no environment_kwargs but 'flat_observation', "
                          f"got {sorted(environment_kwargs)}")
-    env_id = registry.dmc_env_id(domain_name, task_name)
-    if env_id not in registry.DMC_IDS:
+    env_id = dmc.dmc_env_id(domain_name, task_name)
+    if env_id not in dmc.DMC_IDS:
         raise ValueError(f"unknown Control Suite task ({domain_name!r}, {task_name!r}); torchpool has "
-                         f"{sorted(registry.DMC_IDS.values())}")
+                         f"{sorted(dmc.DMC_IDS.values())}")
     env = Environment(env_id, seed=0 if seed is None else int(seed), flatten_obs=flat, **make_kwargs)
     if flat:
         env._observation_spec = collections.OrderedDict(observations=specs.Array(

@@ -75,6 +75,7 @@ from tensordict import TensorDict
 from . import registry
 from ._frame_stack import FrameStack, stacked_spec
 from ._workers import is_process_env
+from .families import dmc
 from .pool import FIXED_KEYS, Pool
 from .pool import make as _make_pool
 from .specs import BoxSpec, DictSpec, DiscreteSpec
@@ -93,7 +94,7 @@ _ATARI_RENAMED_EXTRAS = frozenset({"lives", "raw_reward", "game_over"})
 # env_type="dm" (NOTE [TimeSteps as EnvPool gives them]): the Control Suite's observation fields are float64
 # in EnvPool, its fish domain puts velocity before target (dm_control: target, then velocity) and its humanoid
 # domain position before velocity (the domain's fields, _domain_fields).
-_CONTROL_SUITE = frozenset(family for family, _, _ in registry.DMC_DOMAINS.values())
+_CONTROL_SUITE = frozenset(family for family, _, _ in dmc.DMC_DOMAINS.values())
 _ENVPOOL_FIELD_ORDER = {"DmcFish": ("joint_angles", "upright", "velocity", "target"),
                         "DmcHumanoid": ("joint_angles", "head_height", "extremities", "torso_vertical",
                                         "com_velocity", "position", "velocity")}
@@ -615,9 +616,9 @@ def _domain_fields(pool: Pool) -> dict[str, BoxSpec]:
     own fields, the domain's tasks in registry order (a 1-env pool of each, once per process)."""
     if pool.family not in _DOMAIN_FIELDS:
         fields: dict[str, BoxSpec] = {}
-        domain = next(domain for domain, (family, _, _) in registry.DMC_DOMAINS.items() if family == pool.family)
-        for task in registry.DMC_DOMAINS[domain][2]:
-            sibling = _make_pool(registry.dmc_env_id(domain, task), num_envs=1, obs_dtype=torch.float64)
+        domain = next(domain for domain, (family, _, _) in dmc.DMC_DOMAINS.items() if family == pool.family)
+        for task in dmc.DMC_DOMAINS[domain][2]:
+            sibling = _make_pool(dmc.dmc_env_id(domain, task), num_envs=1, obs_dtype=torch.float64)
             for name, spec in sibling.observation_spec.fields.items():
                 fields.setdefault(name, spec)
             sibling.close()

@@ -14,6 +14,7 @@ import types
 
 import torchpool.envpool_compat as compat
 from torchpool import registry
+from torchpool.families import dmc
 
 # The registration modules EnvPool's tests import for their side effect of registering a family's ids:
 # the drop-in lists every id torchpool has, so each is an empty module.
@@ -88,7 +89,7 @@ def pytest_load_initial_conftests(early_config, parser, args) -> None:
             setattr(sys.modules[parent], child, sys.modules[name])
     sys.modules["envpool.mujoco.gym.registration"].gym_mujoco_envs = _mujoco_gym_envs()
     sys.modules["envpool.mujoco.dmc.registration"].dmc_mujoco_envs = [
-        (domain, task, 1000) for domain, (_, _, tasks) in sorted(registry.DMC_DOMAINS.items()) for task in tasks]
+        (domain, task, 1000) for domain, (_, _, tasks) in sorted(dmc.DMC_DOMAINS.items()) for task in tasks]
     # Windows' GL libraries: nothing to preload here.
     _module("envpool.python.glfw_context", preload_windows_gl_dlls=lambda strict=False: None)
     # EnvPool's internals (the Atari family's spec and pool classes) and, where it is not installed, jax.

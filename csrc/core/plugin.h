@@ -242,7 +242,13 @@ inline TorchpoolExecutor* make(const TorchpoolPlugin* self, const char* family, 
     executor_options.max_episode_steps = options->max_episode_steps;
     executor_options.spin.polls = options->spin_polls;
     executor_options.schedule_off = options->schedule_off;
-    made = new Handle(entry->make(config, executor_options));
+    std::unique_ptr<ExecutorBase> executor = entry->make(config, executor_options);
+    // NOTE [Every kwarg is read] (spec.h): the family's Model has read its kwargs by now.
+    if (const std::vector<std::string> unread = config.unread(); !unread.empty())
+      throw InputError("family '" + entry->name + "' never read the task kwarg '" + unread.front() +
+                       "' it was given (" + std::to_string(unread.size()) +
+                       " unread): its C++ reads another name, or should Config::ignore() it on purpose");
+    made = new Handle(std::move(executor));
   });
   return status == TORCHPOOL_OK ? reinterpret_cast<TorchpoolExecutor*>(made) : nullptr;
 }

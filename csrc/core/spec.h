@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -168,13 +170,19 @@ struct TaskKwarg {
   std::string doc;
 };
 
-// Task kwargs, already validated and completed with defaults by
-// torchpool/registry.py (the one place the built-in families' defaults are
-// declared; a family outside torchpool declares its own as TaskKwargs), typed
-// as Python checked them: ints stay ints, bools bools. A tuple or list of
-// numbers (MuJoCo's healthy_z_range) is a sequence of doubles. Reading a kwarg
-// as another type, or one that is missing, throws std::invalid_argument
-// naming it (the plug-in boundary turns that into a ValueError).
+// Task kwargs, already validated and completed with defaults by the family's
+// registration file (torchpool/families/<family>.py: the one place the
+// built-in families' defaults are declared; a family outside torchpool declares
+// its own as TaskKwargs), typed as Python checked them: ints stay ints, bools
+// bools. A tuple or list of numbers (MuJoCo's healthy_z_range) is a sequence of
+// doubles. Reading a kwarg as another type, or one that is missing, throws
+// std::invalid_argument naming it (the plug-in boundary turns that into a
+// ValueError).
+//
+// NOTE [Every kwarg is read]: the Config remembers which kwargs the family read
+// (or declared ignored on purpose, ignore()); the plug-in refuses a pool whose
+// family never read one it was given (unread()), so a kwarg renamed on one side
+// of the Python/C++ seam fails loudly instead of being dropped.
 class Config {
  public:
   std::map<std::string, int64_t> integers;
@@ -185,27 +193,48 @@ class Config {
 
   // A float kwarg. An int given where a float is read widens, as in Python.
   double real(const std::string& key) const {
+    read_.insert(key);
     if (auto it = reals.find(key); it != reals.end()) return it->second;
     if (auto it = integers.find(key); it != integers.end()) return static_cast<double>(it->second);
     throw missing_or_mistyped(key, "a float");
   }
   double number(const std::string& key) const { return real(key); }  // the name headers before typed kwargs used
   int64_t integer(const std::string& key) const {
+    read_.insert(key);
     if (auto it = integers.find(key); it != integers.end()) return it->second;
     throw missing_or_mistyped(key, "an int");
   }
   bool flag(const std::string& key) const {
+    read_.insert(key);
     if (auto it = flags.find(key); it != flags.end()) return it->second;
     throw missing_or_mistyped(key, "a bool");
   }
   const std::string& string(const std::string& key) const {
+    read_.insert(key);
     if (auto it = strings.find(key); it != strings.end()) return it->second;
     throw missing_or_mistyped(key, "a str");
   }
   bool has_string(const std::string& key) const { return strings.count(key) != 0; }
   const std::vector<double>& sequence(const std::string& key) const {
+    read_.insert(key);
     if (auto it = sequences.find(key); it != sequences.end()) return it->second;
     throw missing_or_mistyped(key, "a sequence of numbers");
+  }
+
+  // A kwarg the family takes and deliberately does not use (as its reference
+  // does not: HumanoidStandup-v5's uph_cost_weight); given or not.
+  void ignore(const std::string& key) const { read_.insert(key); }
+
+  // The kwargs given that the family neither read nor ignored, sorted.
+  std::vector<std::string> unread() const {
+    std::vector<std::string> names;
+    auto add = [&](const auto& values) {
+      for (const auto& [key, value] : values)
+        if (!read_.count(key)) names.push_back(key);
+    };
+    add(integers), add(reals), add(flags), add(strings), add(sequences);
+    std::sort(names.begin(), names.end());
+    return names;
   }
 
  private:
@@ -219,6 +248,9 @@ class Config {
     if (given == nullptr) return std::invalid_argument("missing task kwarg '" + key + "'");
     return std::invalid_argument("task kwarg '" + key + "' is " + given + ", but the family reads it as " + wanted);
   }
+
+  // Only the thread that builds the pool reads a Config (its family's Model constructor).
+  mutable std::set<std::string> read_;
 };
 
 }  // namespace torchpool

@@ -19,8 +19,7 @@ class BallInCupModel : public DmcModel {
         target(object_id(mj(), mjOBJ_SITE, "target")),
         ball_body(object_id(mj(), mjOBJ_BODY, "ball")),
         ball_geom(object_id(mj(), mjOBJ_GEOM, "ball")) {
-    if (config.string("task_name") != "catch")
-      throw std::invalid_argument("ball_in_cup has no task '" + config.string("task_name") + "' (catch)");
+    expect_task(config, "ball_in_cup", "catch");
     declare_fields({{"position", {nq()}}, {"velocity", {nv()}}});
   }
 

@@ -14,6 +14,7 @@ class CheetahModel : public DmcModel {
  public:
   explicit CheetahModel(const Config& config)
       : DmcModel(config), speed_sensor(sensor_adr(mj(), "torso_subtreelinvel")) {
+    expect_task(config, "cheetah", "run");
     if (nq() != mj().njnt) throw std::invalid_argument("cheetah: expected one qpos per joint");
     declare_fields({{"position", {nq() - 1}}, {"velocity", {nv()}}});
   }

@@ -184,6 +184,12 @@ inline int object_id(const mjModel& model, mjtObj type, const std::string& name)
   return id;
 }
 
+// A one-task domain's check of the task it is asked for (NOTE [Every kwarg is read]: it reads task_name).
+inline void expect_task(const Config& config, const std::string& domain, const std::string& task) {
+  const std::string& asked = config.string("task_name");
+  if (asked != task) throw std::invalid_argument(domain + " has no task '" + asked + "' (" + task + ")");
+}
+
 // The address of a named sensor's first value in sensordata.
 inline int sensor_adr(const mjModel& model, const std::string& name) {
   return model.sensor_adr[object_id(model, mjOBJ_SENSOR, name)];

@@ -15,6 +15,7 @@ class PendulumModel : public DmcModel {
       : DmcModel(config),
         pole(object_id(mj(), mjOBJ_BODY, "pole")),
         hinge_qpos(mj().jnt_qposadr[object_id(mj(), mjOBJ_JOINT, "hinge")]) {
+    expect_task(config, "pendulum", "swingup");
     declare_fields({{"orientation", {2}}, {"velocity", {1}}});
   }
 

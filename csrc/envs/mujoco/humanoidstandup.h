@@ -18,7 +18,6 @@ class HumanoidStandupModel : public MujocoModel {
  public:
   explicit HumanoidStandupModel(const Config& config)
       : MujocoModel(config),
-        // uph_cost_weight is accepted and, as in the reference's _get_rew, not used.
         ctrl_cost_weight(config.real("ctrl_cost_weight")),
         impact_cost_weight(config.real("impact_cost_weight")),
         impact_cost_range(range_kwarg(config, "impact_cost_range")),
@@ -34,7 +33,9 @@ class HumanoidStandupModel : public MujocoModel {
                                                             info("reward_quadctrl"),
                                                             info("reward_impact"),
                                                             {"tendon_length", Dtype::Float64, {mj().ntendon}},
-                                                            {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {}
+                                                            {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {
+    config.ignore("uph_cost_weight");  // taken and, as in the reference's _get_rew, not used
+  }
 
   EnvSpec spec(Dtype obs_dtype) const { return base_spec(obs_dtype, observation_size, 1000, info_extras); }
 

@@ -1,0 +1,10 @@
+"""The env families' registration files, one per family beside its C++ (``csrc/envs/<family>/``).
+
+Each file declares the extension module that steps its families (``_family_modules.FamilyModule``: the
+module, the extra that installs what it needs, what to do before importing it) and registers its ids
+through it, with their kwargs, defaults and docs. Importing this package runs them all, in this order
+(``python -m torchpool list`` and docs/envs.md list the families in it). A new family is a file here and
+a line below (docs/design.md, "Adding an env family").
+"""
+
+from . import classic, mujoco, dmc, atari, testing  # noqa: F401, I001  (the order families are listed in)
