@@ -2,7 +2,7 @@
 
     python -m torchpool train CartPole-v1         # PPO with the tuned recipe: curve PNG + weights in runs/
     python -m torchpool train Pendulum-v1 --algo sac   # SAC (continuous actions), its own recipes
-    python -m torchpool list                      # every env id
+    python -m torchpool list                      # every env id (--markdown: docs/envs.md's table)
     python -m torchpool bench CartPole-v1         # side-by-side steps/s table
     python -m torchpool demo CartPole-v1          # step a pool and print episode returns
 
@@ -25,6 +25,12 @@ import torch
 
 def _list(args: argparse.Namespace) -> None:
     from . import list_envs, registry
+
+    if args.markdown:
+        from ._env_table import markdown
+
+        print(markdown(), end="")
+        return
 
     for env_id in list_envs():
         entry = registry.lookup(env_id)
@@ -252,6 +258,8 @@ def main(argv: list[str] | None = None) -> None:
     train_parser.set_defaults(run=_train)
 
     list_parser = commands.add_parser("list", help="list every env id and its task kwargs")
+    list_parser.add_argument("--markdown", action="store_true",
+                             help="the table of docs/envs.md: ids grouped by family and kwargs, with their docs")
     list_parser.set_defaults(run=_list)
 
     bench_parser = commands.add_parser("bench", help="steps/s of torchpool next to Gymnasium and EnvPool")
