@@ -196,11 +196,7 @@ class PoolCore {
             " and reached this one through fork(); its worker threads exist only there. Make the pool in the "
             "child process (after the fork), or start workers with the 'spawn' method "
             "(multiprocessing.get_context('spawn'), DataLoader(multiprocessing_context='spawn')).");
-      if (core.busy_ != nullptr)
-        throw std::runtime_error(std::string("Pool.") + name + "() was called while another thread is inside Pool." +
-                                 core.busy_ +
-                                 "(): a pool is driven by one thread at a time (give each thread its "
-                                 "own pool, or hold a lock around its calls)");
+      core.refuse_while_busy(name);
       core.busy_ = name;  // the GIL is held here and when it is cleared
     }
     ~Call() { core_.busy_ = nullptr; }
@@ -212,6 +208,23 @@ class PoolCore {
   };
 
   bool inherited() const { return generation_ != fork_generation.load(std::memory_order_relaxed); }
+
+  // The ledger's counters, read between calls: while another thread is inside one (its GIL released) the
+  // ledger is being written, so the read is refused as a second call would be.
+  TorchpoolCounters counters(const char* name) const {
+    refuse_while_busy(name);
+    return executor_->counters();
+  }
+
+  bool undo_recv() {
+    Call call(*this, "undo_recv");
+    return executor_->undo_recv();
+  }
+
+  bool wakes_workers(size_t count) const {
+    refuse_while_busy("wakes_workers");
+    return executor_->wakes_workers(count);
+  }
 
   void set_block(size_t block, uintptr_t base, py::object owner) {
     Call call(*this, "set_block");
@@ -326,6 +339,14 @@ class PoolCore {
   }
 
  private:
+  void refuse_while_busy(const char* name) const {
+    if (busy_ != nullptr)
+      throw std::runtime_error(std::string("Pool.") + name + "() was called while another thread is inside Pool." +
+                               busy_ +
+                               "(): a pool is driven by one thread at a time (give each thread its "
+                               "own pool, or hold a lock around its calls)");
+  }
+
   void check_block(size_t block) const {
     if (block >= owners_.size()) throw InputError("block " + std::to_string(block) + " is out of range");
   }
@@ -394,10 +415,10 @@ PYBIND11_MODULE(_core, m) {
       .def("reset_layout", [](PoolCore& c) { return layout_to_list(c.executor().reset_layout()); })
       .def_property_readonly("block_bytes", [](PoolCore& c) { return c.executor().block_layout().bytes; })
       .def_property_readonly("reset_bytes", [](PoolCore& c) { return c.executor().reset_layout().bytes; })
-      .def_property_readonly("rows_sent", [](PoolCore& c) { return c.executor().counters().rows_sent; })
-      .def_property_readonly("rows_received", [](PoolCore& c) { return c.executor().counters().rows_received; })
-      .def_property_readonly("in_flight", [](PoolCore& c) { return c.executor().counters().in_flight; })
-      .def_property_readonly("next_block", [](PoolCore& c) { return c.executor().counters().next_block; })
+      .def_property_readonly("rows_sent", [](PoolCore& c) { return c.counters("rows_sent").rows_sent; })
+      .def_property_readonly("rows_received", [](PoolCore& c) { return c.counters("rows_received").rows_received; })
+      .def_property_readonly("in_flight", [](PoolCore& c) { return c.counters("in_flight").in_flight; })
+      .def_property_readonly("next_block", [](PoolCore& c) { return c.counters("next_block").next_block; })
       .def_property_readonly("inherited", &PoolCore::inherited)
       .def("set_block", &PoolCore::set_block)
       .def("set_block_targets", &PoolCore::set_block_targets)
@@ -407,11 +428,11 @@ PYBIND11_MODULE(_core, m) {
       .def("send", &PoolCore::send)
       .def("step", &PoolCore::step, py::arg("actions"), py::arg("dtype"), py::arg("record") = 0)
       .def("recv", &PoolCore::recv)
-      .def("undo_recv", [](PoolCore& c) { return c.executor().undo_recv(); })
+      .def("undo_recv", &PoolCore::undo_recv)
       .def("async_reset", &PoolCore::async_reset)
       .def("reset", &PoolCore::reset)
       .def("step_some", &PoolCore::step_some)
-      .def("wakes_workers", [](PoolCore& c, size_t count) { return c.executor().wakes_workers(count); })
+      .def("wakes_workers", &PoolCore::wakes_workers)
       .def("schedule", [](PoolCore& c) { return schedule_to_dict(c.executor().schedule()); })
       .def("get_state", &PoolCore::get_state)
       .def_property_readonly("has_state", &PoolCore::has_state)
@@ -462,7 +483,18 @@ PYBIND11_MODULE(_core, m) {
         options.max_episode_steps = max_episode_steps;
         options.spin_polls = spin_polls;
         options.schedule_off = schedule_off;
-        return std::make_unique<PoolCore>(std::make_unique<PluginExecutor>(plugin, family, typed.values, options));
+        // The envs (ROMs, models, worker processes) are built without the GIL, polling for Ctrl-C.
+        CheckContext seen;
+        std::unique_ptr<PluginExecutor> made;
+        try {
+          py::gil_scoped_release release;
+          made = std::make_unique<PluginExecutor>(plugin, family, typed.values, options, check_signals, &seen);
+        } catch (const CheckStopped&) {
+          if (seen.error) throw *seen.error;
+          PyErr_SetNone(PyExc_KeyboardInterrupt);
+          throw py::error_already_set();
+        }
+        return std::make_unique<PoolCore>(std::move(made));
       },
       py::arg("plugin"), py::arg("family"), py::arg("kwargs"), py::arg("num_envs"), py::arg("batch_size"),
       py::arg("num_blocks"), py::arg("num_threads"), py::arg("thread_affinity_offset"), py::arg("seed"),

@@ -31,10 +31,11 @@ class PluginExecutor {
     return *plugin;
   }
 
+  // Builds the envs; `check` (the caller's Ctrl-C poll, may be null) can stop that (CheckStopped).
   PluginExecutor(const TorchpoolPlugin& plugin, const std::string& family, const std::vector<TorchpoolKwarg>& kwargs,
-                 const TorchpoolOptions& options)
+                 const TorchpoolOptions& options, TorchpoolCheck check = nullptr, void* check_context = nullptr)
       : plugin_(plugin),
-        handle_(plugin.make(&plugin, family.c_str(), kwargs.data(), kwargs.size(), &options)),
+        handle_(plugin.make(&plugin, family.c_str(), kwargs.data(), kwargs.size(), &options, check, check_context)),
         num_blocks_(options.num_blocks) {
     if (handle_ == nullptr) raise(plugin_.last_error()->status);
   }
@@ -49,16 +50,24 @@ class PluginExecutor {
   const TorchpoolLayout& reset_layout() const { return *plugin_.reset_layout(handle_); }
   TorchpoolSchedule schedule() const {
     TorchpoolSchedule plan{};
-    plugin_.schedule(handle_, &plan);
+    ok(plugin_.schedule(handle_, &plan));
     return plan;
   }
   TorchpoolCounters counters() const {
     TorchpoolCounters counts{};
-    plugin_.counters(handle_, &counts);
+    ok(plugin_.counters(handle_, &counts));
     return counts;
   }
-  bool wakes_workers(uint64_t count) const { return plugin_.wakes_workers(handle_, count) != 0; }
-  bool must_settle() const { return plugin_.must_settle(handle_) != 0; }
+  bool wakes_workers(uint64_t count) const {
+    int32_t wakes = 0;
+    ok(plugin_.wakes_workers(handle_, count, &wakes));
+    return wakes != 0;
+  }
+  bool must_settle() const {
+    int32_t must = 0;
+    ok(plugin_.must_settle(handle_, &must));
+    return must != 0;
+  }
 
   void set_block(uint64_t block, uint8_t* base) { ok(plugin_.set_block(handle_, block, base)); }
   void set_block_targets(uint64_t block, const int64_t* table) { ok(plugin_.set_block_targets(handle_, block, table)); }
@@ -82,8 +91,12 @@ class PluginExecutor {
     return plugin_.step_some(handle_, actions, dtype, ids, count, check, context);
   }
   int32_t settle(TorchpoolCheck check, void* context) { return plugin_.settle(handle_, check, context); }
-  bool undo_recv() { return plugin_.undo_recv(handle_) != 0; }
-  void forget_threads() { plugin_.forget_threads(handle_); }
+  bool undo_recv() {
+    int32_t undone = 0;
+    ok(plugin_.undo_recv(handle_, &undone));
+    return undone != 0;
+  }
+  void forget_threads() { ok(plugin_.forget_threads(handle_)); }
   int32_t close() { return plugin_.close(handle_); }
 
   std::vector<double> get_state(uint64_t env_id) {

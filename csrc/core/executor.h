@@ -73,8 +73,10 @@ class Executor final : public ExecutorBase {
                         /*substeps=*/0,     options.spin.polls, options.schedule_off};
     // Costly envs can be costly to build too: on the plan's build_threads at once.
     slots_.resize(options.num_envs);
-    run_on_threads(plan_schedule(input).build_threads, options.num_envs,
-                   [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, id, options_.seed + id, rules_); });
+    run_on_threads(
+        plan_schedule(input).build_threads, options.num_envs,
+        [this](size_t id) { slots_[id] = std::make_unique<Slot>(model_, id, options_.seed + id, rules_); },
+        options.build_check);
     if constexpr (kCanSplit) input.substeps = slots_[0]->env.substeps();
     plan_ = plan_schedule(input);
     tail_.allocate(plan_.split_tail_size(options.num_envs));  // only a step of every env holds a tail
@@ -333,6 +335,9 @@ class Executor final : public ExecutorBase {
       } catch (const std::exception& error) {
         tail_.finish(piece);
         fail_tail_row(piece.env, error.what());
+      } catch (...) {  // a user env may throw anything; escaping this worker thread would terminate the process
+        tail_.finish(piece);
+        fail_tail_row(piece.env, "unknown C++ exception");
       }
       return true;
     }

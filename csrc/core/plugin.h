@@ -219,7 +219,8 @@ struct Families {
 };
 
 inline TorchpoolExecutor* make(const TorchpoolPlugin* self, const char* family, const TorchpoolKwarg* kwargs,
-                               uint64_t kwarg_count, const TorchpoolOptions* options) {
+                               uint64_t kwarg_count, const TorchpoolOptions* options, TorchpoolCheck check,
+                               void* check_context) {
   Handle* made = nullptr;
   const int32_t status = guarded([&] {
     const auto& families = *static_cast<const Families*>(self->context);
@@ -242,6 +243,7 @@ inline TorchpoolExecutor* make(const TorchpoolPlugin* self, const char* family, 
     executor_options.max_episode_steps = options->max_episode_steps;
     executor_options.spin.polls = options->spin_polls;
     executor_options.schedule_off = options->schedule_off;
+    executor_options.build_check = interrupt_check(check, check_context);
     std::unique_ptr<ExecutorBase> executor = entry->make(config, executor_options);
     // NOTE [Every kwarg is read] (spec.h): the family's Model has read its kwargs by now.
     if (const std::vector<std::string> unread = config.unread(); !unread.empty())
@@ -283,17 +285,25 @@ inline void fill_table(Families& families) {
   t.block_layout = [](const TorchpoolExecutor* e) { return &handle(e).block_layout; };
   t.reset_layout = [](const TorchpoolExecutor* e) { return &handle(e).reset_layout; };
   t.schedule = [](const TorchpoolExecutor* e, TorchpoolSchedule* out) {
-    const Schedule& plan = base(e).schedule();
-    *out = {mode_name(plan.mode),   plan.worker_threads,    plan.envs_per_item(plan.num_envs),
-            plan.caller_runs_items, plan.caller_spin_polls, plan.caller_last_items_spin_ns,
-            plan.split_substeps,    plan.build_threads,     plan.step_cost_ns};
+    return guarded([&] {
+      const Schedule& plan = base(e).schedule();
+      *out = {mode_name(plan.mode),   plan.worker_threads,    plan.envs_per_item(plan.num_envs),
+              plan.caller_runs_items, plan.caller_spin_polls, plan.caller_last_items_spin_ns,
+              plan.split_substeps,    plan.build_threads,     plan.step_cost_ns};
+    });
   };
   t.counters = [](const TorchpoolExecutor* e, TorchpoolCounters* out) {
-    const ExecutorBase& executor = base(e);
-    *out = {executor.rows_sent(), executor.rows_received(), executor.in_flight(), executor.next_block()};
+    return guarded([&] {
+      const ExecutorBase& executor = base(e);
+      *out = {executor.rows_sent(), executor.rows_received(), executor.in_flight(), executor.next_block()};
+    });
   };
-  t.wakes_workers = [](const TorchpoolExecutor* e, uint64_t count) -> int32_t { return base(e).wakes_workers(count); };
-  t.must_settle = [](const TorchpoolExecutor* e) -> int32_t { return base(e).must_settle(); };
+  t.wakes_workers = [](const TorchpoolExecutor* e, uint64_t count, int32_t* wakes) {
+    return guarded([&] { *wakes = base(e).wakes_workers(count); });
+  };
+  t.must_settle = [](const TorchpoolExecutor* e, int32_t* must) {
+    return guarded([&] { *must = base(e).must_settle(); });
+  };
   t.set_block = [](TorchpoolExecutor* e, uint64_t block, uint8_t* address) {
     return guarded([&] { base(e).set_block(block, address); });
   };
@@ -336,8 +346,8 @@ inline void fill_table(Families& families) {
   t.settle = [](TorchpoolExecutor* e, TorchpoolCheck check, void* context) {
     return guarded([&] { base(e).settle(interrupt_check(check, context)); });
   };
-  t.undo_recv = [](TorchpoolExecutor* e) -> int32_t { return base(e).undo_recv(); };
-  t.forget_threads = [](TorchpoolExecutor* e) { base(e).forget_threads(); };
+  t.undo_recv = [](TorchpoolExecutor* e, int32_t* undone) { return guarded([&] { *undone = base(e).undo_recv(); }); };
+  t.forget_threads = [](TorchpoolExecutor* e) { return guarded([&] { base(e).forget_threads(); }); };
   t.close = [](TorchpoolExecutor* e) { return guarded([&] { base(e).close(); }); };
   t.get_state = [](TorchpoolExecutor* e, uint64_t env_id, double* values, uint64_t capacity, uint64_t* size) {
     return guarded([&] {

@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define TORCHPOOL_PLUGIN_ABI_VERSION 4u
+#define TORCHPOOL_PLUGIN_ABI_VERSION 5u
 #define TORCHPOOL_PLUGIN_CAPSULE "torchpool.family_plugin"
 
 typedef enum {
@@ -185,18 +185,21 @@ typedef struct TorchpoolPlugin {
 
   const TorchpoolError* (*last_error)(void);
 
-  /* NULL on failure (last_error() says why). */
+  /* NULL on failure (last_error() says why; TORCHPOOL_INTERRUPTED: `check` stopped the envs' build, version 5). */
   TorchpoolExecutor* (*make)(const struct TorchpoolPlugin* self, const char* family, const TorchpoolKwarg* kwargs,
-                             uint64_t kwarg_count, const TorchpoolOptions* options);
+                             uint64_t kwarg_count, const TorchpoolOptions* options, TorchpoolCheck check,
+                             void* check_context);
   void (*destroy)(TorchpoolExecutor* executor); /* closes it first */
 
   const TorchpoolSpec* (*spec)(const TorchpoolExecutor* executor);
   const TorchpoolLayout* (*block_layout)(const TorchpoolExecutor* executor);
   const TorchpoolLayout* (*reset_layout)(const TorchpoolExecutor* executor);
-  void (*schedule)(const TorchpoolExecutor* executor, TorchpoolSchedule* out);
-  void (*counters)(const TorchpoolExecutor* executor, TorchpoolCounters* out);
-  int32_t (*wakes_workers)(const TorchpoolExecutor* executor, uint64_t count);
-  int32_t (*must_settle)(const TorchpoolExecutor* executor);
+  /* Version 5: these four, undo_recv and forget_threads return a status too (nothing of theirs may unwind
+   * across this interface); their answers go to the last argument. */
+  int32_t (*schedule)(const TorchpoolExecutor* executor, TorchpoolSchedule* out);
+  int32_t (*counters)(const TorchpoolExecutor* executor, TorchpoolCounters* out);
+  int32_t (*wakes_workers)(const TorchpoolExecutor* executor, uint64_t count, int32_t* wakes);
+  int32_t (*must_settle)(const TorchpoolExecutor* executor, int32_t* must);
 
   int32_t (*set_block)(TorchpoolExecutor* executor, uint64_t block, uint8_t* base);
   /* targets: int64 [fields][2] of (address, row stride in bytes), in block_layout order; sync pools only. */
@@ -212,8 +215,8 @@ typedef struct TorchpoolPlugin {
   int32_t (*reset)(TorchpoolExecutor* executor, const int64_t* ids, uint64_t count, const uint64_t* seeds,
                    TorchpoolCheck check, void* check_context);
   int32_t (*settle)(TorchpoolExecutor* executor, TorchpoolCheck check, void* check_context);
-  int32_t (*undo_recv)(TorchpoolExecutor* executor); /* 1: undone */
-  void (*forget_threads)(TorchpoolExecutor* executor);
+  int32_t (*undo_recv)(TorchpoolExecutor* executor, int32_t* undone); /* *undone = 1: the last recv() undone */
+  int32_t (*forget_threads)(TorchpoolExecutor* executor);
   int32_t (*close)(TorchpoolExecutor* executor);
 
   /* State injection (spec->has_state): *size is set to the state's length; values are written if it fits. */

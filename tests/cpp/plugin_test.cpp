@@ -44,7 +44,7 @@ int main() {
   options.num_envs = 2, options.batch_size = 2, options.num_blocks = 3, options.num_threads = 1;
   options.obs_dtype = static_cast<int32_t>(Dtype::Float32), options.max_episode_steps = -1, options.spin_polls = 10;
 
-  CHECK(table->make(table, "CartPole", kwargs, 6, &options) == nullptr, "an unknown family makes nothing");
+  CHECK(table->make(table, "CartPole", kwargs, 6, &options, nullptr, nullptr) == nullptr, "an unknown family makes nothing");
   CHECK(table->last_error()->status == TORCHPOOL_INPUT_ERROR &&
             std::string(table->last_error()->message).find("unknown env family 'CartPole'") != std::string::npos,
         "and says so as a status and a message");
@@ -52,13 +52,13 @@ int main() {
   TorchpoolKwarg mistyped[6];
   for (int i = 0; i < 6; ++i) mistyped[i] = kwargs[i];
   mistyped[0] = real("episode_length", 5.0);
-  CHECK(table->make(table, "Probe", mistyped, 6, &options) == nullptr, "a float where the family reads an int fails");
+  CHECK(table->make(table, "Probe", mistyped, 6, &options, nullptr, nullptr) == nullptr, "a float where the family reads an int fails");
   CHECK(table->last_error()->status == TORCHPOOL_VALUE_ERROR &&
             std::string(table->last_error()->message) ==
                 "task kwarg 'episode_length' is a float, but the family reads it as an int",
         "a mistyped kwarg is named: %s", table->last_error()->message);
 
-  TorchpoolExecutor* executor = table->make(table, "Probe", kwargs, 6, &options);
+  TorchpoolExecutor* executor = table->make(table, "Probe", kwargs, 6, &options, nullptr, nullptr);
   CHECK(executor != nullptr, "the table makes the family's executor");
   CHECK(table->spec(executor)->observation_count == 1, "whose spec reads through C views");
   std::vector<uint8_t> block(table->block_layout(executor)->bytes), reset(table->reset_layout(executor)->bytes);
@@ -84,6 +84,17 @@ int main() {
             executor, [](void*) -> int32_t { return 1; }, nullptr, &filled) == TORCHPOOL_OK ||
             table->last_error()->status == TORCHPOOL_INTERRUPTED,
         "a check that answers stop ends a wait as INTERRUPTED, not as an exception");
+  TorchpoolCounters counts{};
+  CHECK(table->counters(executor, &counts) == TORCHPOOL_OK && counts.rows_sent >= counts.rows_received,
+        "the ledger's counters come back with a status (version 5)");
+  int32_t wakes = -1, must = -1;
+  CHECK(table->wakes_workers(executor, 2, &wakes) == TORCHPOOL_OK && (wakes == 0 || wakes == 1), "wakes_workers");
+  CHECK(table->must_settle(executor, &must) == TORCHPOOL_OK && (must == 0 || must == 1), "must_settle");
   table->destroy(executor);
+
+  const TorchpoolExecutor* stopped =
+      table->make(table, "Probe", kwargs, 6, &options, [](void*) -> int32_t { return 1; }, nullptr);
+  CHECK(stopped == nullptr && table->last_error()->status == TORCHPOOL_INTERRUPTED,
+        "a check that answers stop while the envs are built makes nothing, as INTERRUPTED (version 5)");
   return 0;
 }
