@@ -89,6 +89,16 @@ struct ProcessModel {
 
   EnvSpec spec(Dtype) const { return info->spec; }
 
+  // NOTE [Ctrl-C while workers step]: the steady-clock time at which an env of this pool first saw Ctrl-C
+  // count `count`, so every env waiting in the call gives up at the same deadline, however many hang (each
+  // from its own first look would wait a grace of its own, one after another behind a stuck worker).
+  std::chrono::steady_clock::time_point interrupt_seen(uint32_t count) const {
+    std::lock_guard<std::mutex> lock(interrupt_mutex_);
+    if (!interrupt_seen_ || count != interrupt_count_)
+      interrupt_seen_ = true, interrupt_count_ = count, interrupt_time_ = std::chrono::steady_clock::now();
+    return interrupt_time_;
+  }
+
   size_t worker_of(size_t env_id) const {
     for (size_t w = 0; w < info->layout.num_workers; ++w) {
       const WorkerControl& worker = region.worker(w);
@@ -96,6 +106,13 @@ struct ProcessModel {
     }
     throw std::logic_error("env " + std::to_string(env_id) + " belongs to no worker process");
   }
+
+ private:
+  // Mutable: when a Ctrl-C was first seen is the pool's, not an env's (interrupt_seen()); only that path locks.
+  mutable std::mutex interrupt_mutex_;
+  mutable bool interrupt_seen_ = false;
+  mutable uint32_t interrupt_count_ = 0;
+  mutable std::chrono::steady_clock::time_point interrupt_time_{};
 };
 
 class ProcessEnv {
@@ -136,6 +153,9 @@ class ProcessEnv {
     }
     generation_ = worker_->generation.load(std::memory_order_acquire);
     pid_ = worker_->pid.load(std::memory_order_acquire);
+    // A Ctrl-C from here on is this request's, even one that comes before a thread starts waiting for it
+    // (behind another env of the same worker): NOTE [Ctrl-C while workers step].
+    interrupts_at_begin_ = model_->region.header().interrupts.load(std::memory_order_relaxed);
     control_->request.store(++request_, std::memory_order_release);
     outstanding_ = true;
     begun_reset_ = reset;
@@ -197,12 +217,10 @@ class ProcessEnv {
       return;
     }
     const std::atomic<uint32_t>& interrupts = model_->region.header().interrupts;
-    const uint32_t interrupts_before = interrupts.load(std::memory_order_relaxed);
     for (int32_t i = 0; i < model_->info->spin_polls; ++i) {
       if (answered()) return check_same_worker();
       std::this_thread::yield();  // NOTE [Yielding spins]
     }
-    std::chrono::steady_clock::time_point interrupted{};
     while (!answered()) {
       const uint32_t seen = control_->done.load(std::memory_order_relaxed);
       control_->waiting.store(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
@@ -212,10 +230,9 @@ class ProcessEnv {
       check_worker_alive();
       // Relaxed (NOTE [Ctrl-C while workers step], shared_region.h): only the count matters; a late look costs one
       // slice.
-      if (interrupts.load(std::memory_order_relaxed) != interrupts_before) {
-        const auto now = std::chrono::steady_clock::now();
-        if (interrupted == std::chrono::steady_clock::time_point{}) interrupted = now;
-        if (now - interrupted >= std::chrono::microseconds(kInterruptGraceUs)) give_up_after_interrupt();
+      if (const uint32_t count = interrupts.load(std::memory_order_relaxed); count != interrupts_at_begin_) {
+        const auto since = std::chrono::steady_clock::now() - model_->interrupt_seen(count);
+        if (since >= std::chrono::microseconds(kInterruptGraceUs)) give_up_after_interrupt();
       }
     }
     control_->waiting.store(0, std::memory_order_relaxed);
@@ -330,6 +347,7 @@ class ProcessEnv {
   EnvControl* control_;
   WorkerControl* worker_;
   uint32_t request_ = 0;
+  uint32_t interrupts_at_begin_ = 0;  // the pool's Ctrl-C count when the request was sent
   uint32_t generation_ = 0;
   int32_t pid_ = 0;
   int64_t seed_ = -1;

@@ -86,12 +86,15 @@ inline constexpr int32_t kStoppedForTimeout = 1 << 30;
 // workers ignore SIGINT: an env stuck in its step would hold Ctrl-C off until
 // the step timeout. So a Python thread of the parent
 // (torchpool/_workers/interrupts.py) hears each SIGINT through Python's
-// signal wake-up fd and bumps `interrupts`. An env waiting for its answer
-// keeps waiting kInterruptGraceUs after it sees the bump (steps under way
-// normally answer within it, and the call then raises KeyboardInterrupt as
-// before); past that it gives the answer up: the step fails (its env resets,
-// NOTE [Lost answers]), the call returns, and Python raises the
-// KeyboardInterrupt it has pending.
+// signal wake-up fd and bumps `interrupts`. A bump counts for every request
+// sent before it (ProcessEnv::begin keeps the count), even one whose env is
+// not yet waited for (it queues behind another env of its worker). Envs keep
+// waiting until kInterruptGraceUs after the bump was first seen by any env of
+// the pool (ProcessModel::interrupt_seen: one deadline for the whole call,
+// however many envs hang; steps under way normally answer within it, and the
+// call then raises KeyboardInterrupt as before); past that each gives its
+// answer up: the step fails (its env resets, NOTE [Lost answers]), the call
+// returns, and Python raises the KeyboardInterrupt it has pending.
 inline constexpr int64_t kInterruptGraceUs = 1000000;
 
 // NOTE [Sleeping across processes]. Futex words in a MAP_SHARED mapping are
