@@ -15,6 +15,7 @@ actions (test_dmc_mean_returns_match_dm_control).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -84,13 +85,17 @@ def _reference_python() -> str:
         return named
     python = REFERENCE_VENV / "bin" / "python"
     check = [str(python), "-c", "import dm_control.suite"]
-    if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
-        return str(python)
-    made = subprocess.run([sys.executable, "-m", "venv", "--clear", str(REFERENCE_VENV)], capture_output=True,
-                          text=True)
-    if made.returncode == 0:
-        made = subprocess.run([str(python), "-m", "pip", "install", "-q", *REFERENCE_PACKAGES], capture_output=True,
-                              text=True, timeout=900)
+    REFERENCE_VENV.parent.mkdir(parents=True, exist_ok=True)
+    # One maker at a time: pytest-xdist's workers (and concurrent runs) share the folder.
+    with open(REFERENCE_VENV.with_name(REFERENCE_VENV.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
+            return str(python)
+        made = subprocess.run([sys.executable, "-m", "venv", "--clear", str(REFERENCE_VENV)], capture_output=True,
+                              text=True)
+        if made.returncode == 0:
+            made = subprocess.run([str(python), "-m", "pip", "install", "-q", *REFERENCE_PACKAGES],
+                                  capture_output=True, text=True, timeout=900)
     if made.returncode != 0 or subprocess.run(check, capture_output=True).returncode != 0:
         message = f"no dm_control reference environment ({' '.join(REFERENCE_PACKAGES)}): {made.stderr[-500:]}"
         # CI must run these tests: there a reference that cannot be made fails them; elsewhere (offline) they skip.
