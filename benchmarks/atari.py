@@ -8,7 +8,7 @@ close does torchpool get to what the cores can emulate?
     python benchmarks/atari.py             # full run; writes RESULTS.md and atari.png
     python benchmarks/atari.py --quick     # smoke test; prints only
 
-Method. Sync: num_envs=8, all envs step per call. Async: num_envs=16,
+Method (benchmarks/harness). Sync: num_envs=8, all envs step per call. Async: num_envs=16,
 batch_size=8, send/recv. Actions are drawn before the timed loop; every system
 hands its outputs over as torch tensors (the NumPy systems pay
 ``torch.from_numpy`` inside the loop). A pilot pass sizes each case to
@@ -38,7 +38,7 @@ processes added), next to a baseline process that only imports torch and NumPy.
 from __future__ import annotations
 
 import argparse
-import datetime
+import json
 import os
 import statistics
 import sys
@@ -48,10 +48,11 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import harness
 import numpy as np
 import torch
 
-from torchpool import _family_modules, bench
+from torchpool import _family_modules
 from torchpool.families import atari as atari_family
 
 GAME, ENV_ID, FRAME_SKIP = "pong", "Pong-v5", 4
@@ -66,7 +67,6 @@ SYSTEMS = {  # (system, mode) -> label, in table and legend order
     ("gymnasium-async", "sync"): "Gymnasium AsyncVectorEnv",
 }
 SYNC_ENVS, ASYNC_ENVS, ASYNC_BATCH = 8, 16, 8
-BEGIN, END = "<!-- atari:begin -->", "<!-- atari:end -->"
 
 
 def parse_args() -> argparse.Namespace:
@@ -76,7 +76,7 @@ def parse_args() -> argparse.Namespace:
                         help="smoke test: 1 repeat, ~0.3 s per measurement; prints the table, writes no files")
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over all cases; medians over them")
     parser.add_argument("--target-seconds", type=float, default=2.0, help="wall time of one measurement")
-    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+    parser.add_argument("--output-dir", type=Path, default=harness.OUTPUT,
                         help="where RESULTS.md and atari.png are written")
     parser.add_argument("--memory-child", choices=MEMORY_SYSTEMS, help=argparse.SUPPRESS)  # internal
     args = parser.parse_args()
@@ -86,20 +86,6 @@ def parse_args() -> argparse.Namespace:
 
 
 # ---- one runner per system: build, then time `calls` step calls ------------------------------
-
-
-def timed(call, calls: int, warmup: int = 10) -> float:
-    for i in range(warmup):
-        call(i)
-    steps, start = 0, time.perf_counter()
-    for i in range(calls):
-        steps += call(i)
-    return steps / (time.perf_counter() - start)
-
-
-def actions(n: int, batch: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(0)
-    return [rng.integers(0, n, size=batch) for _ in range(64)]
 
 
 def stepping(envs, moves: list[np.ndarray], batch: int):
@@ -120,10 +106,10 @@ def ale_py_envs(num_envs: int, batch: int = 0):
 def run_ale_py(mode: str, calls: int) -> float:
     num_envs, batch = (SYNC_ENVS, SYNC_ENVS) if mode == "sync" else (ASYNC_ENVS, ASYNC_BATCH)
     env = ale_py_envs(num_envs, batch if mode == "async" else 0)
-    moves = actions(int(env.single_action_space.n), batch)
+    moves = harness.draw_actions(int(env.single_action_space.n), (), batch, 64, numpy=True)
     env.reset(seed=0)
     try:
-        return timed(stepping(env, moves, batch), calls)
+        return harness.time_calls(stepping(env, moves, batch), calls, warmup=10)[0]
     finally:
         env.close()
 
@@ -147,10 +133,10 @@ def gymnasium_envs(vectorization: str, num_envs: int):
 
 def run_gymnasium(vectorization: str, calls: int) -> float:
     envs = gymnasium_envs(vectorization, SYNC_ENVS)
-    moves = actions(int(envs.single_action_space.n), SYNC_ENVS)
+    moves = harness.draw_actions(int(envs.single_action_space.n), (), SYNC_ENVS, 64, numpy=True)
     envs.reset(seed=0)
     try:
-        return timed(stepping(envs, moves, SYNC_ENVS), calls, warmup=3)
+        return harness.time_calls(stepping(envs, moves, SYNC_ENVS), calls, warmup=3)[0]
     finally:
         envs.close()
 
@@ -206,24 +192,21 @@ def memory_child(system: str) -> None:
             envs.step(moves)
     # AsyncVectorEnv's workers are processes of their own: their peaks add up.
     pids = [os.getpid(), *(process.pid for process in getattr(envs, "processes", []))]
-    print(sum(peak_rss_kib(pid) for pid in pids) / 1024)
+    print(json.dumps({"peak_mib": sum(peak_rss_kib(pid) for pid in pids) / 1024}))
     if envs is not None:
         envs.close()
 
 
 def measure_memory() -> dict[str, float]:
     """Peak RSS in MiB per system ("baseline": Python with torch and NumPy, no envs)."""
-    import subprocess
-
     peaks = {}
     for system in MEMORY_SYSTEMS:
-        if system == "envpool" and not bench.envpool_available():
+        if system == "envpool" and not harness.envpool_available():
             continue
-        done = subprocess.run([sys.executable, __file__, "--memory-child", system], capture_output=True, text=True)
-        if done.returncode == 0:
-            peaks[system] = float(done.stdout.strip().splitlines()[-1])
-        else:
-            print(f"memory of {system} not measured: {done.stderr.strip().splitlines()[-1:]}")
+        try:
+            peaks[system] = harness.run_child([__file__, "--memory-child", system])["peak_mib"]
+        except harness.ChildFailed as error:
+            print(f"memory of {system} not measured: {error}")
     return peaks
 
 
@@ -243,9 +226,9 @@ class Case:
     def run(self, calls: int) -> float:
         batch = ASYNC_BATCH if self.mode == "async" else None
         if self.system == "torchpool":
-            return bench.run_torchpool(ENV_ID, self.num_envs, calls, batch_size=batch, warmup=10).steps_per_s
+            return harness.run_torchpool(ENV_ID, self.num_envs, calls, batch_size=batch, warmup=10).steps_per_s
         if self.system == "envpool":
-            return bench.run_envpool(ENV_ID, self.num_envs, calls, batch_size=batch, warmup=10).steps_per_s
+            return harness.run_envpool(ENV_ID, self.num_envs, calls, batch_size=batch, warmup=10).steps_per_s
         if self.system == "ale-py":
             return run_ale_py(self.mode, calls)
         return run_gymnasium(self.system.removeprefix("gymnasium-"), calls)
@@ -253,31 +236,18 @@ class Case:
 
 def draw_plot(rows: list[tuple[Case, float, float]], raw: float, info: dict[str, str], repeats: int,
               path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     colors = {"torchpool": "tab:blue", "envpool": "tab:orange", "ale-py": "tab:purple",
               "gymnasium-sync": "tab:green", "gymnasium-async": "tab:red"}
-    figure, axis = plt.subplots(figsize=(10, 5))
-    labels = [SYSTEMS[case.system, case.mode] for case, _, _ in rows]
-    bars = axis.barh(labels, [rate * FRAME_SKIP for _, rate, _ in rows],
-                     color=[colors[case.system] for case, _, _ in rows],
-                     hatch=["//" if case.mode == "async" else None for case, _, _ in rows], edgecolor="white")
-    for bar, (_, rate, _) in zip(bars, rows):
-        axis.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {rate * FRAME_SKIP:,.0f}",
-                  va="center", fontsize=8)
+    figure, (axis,) = harness.panels(1, (10, 5))
+    harness.hbars(axis, [SYSTEMS[case.system, case.mode] for case, _, _ in rows],
+                  [rate * FRAME_SKIP for _, rate, _ in rows], colors=[colors[case.system] for case, _, _ in rows],
+                  hatches=["//" if case.mode == "async" else None for case, _, _ in rows], annotate="{:,.0f}")
     axis.axvline(raw * FRAME_SKIP, color="black", linestyle="--", label="raw limit (cores x 1-thread ALE emulation)")
-    axis.invert_yaxis()
-    axis.set(xlabel="frames/s (= 4 x env steps/s)",
-             title=f"Pong-v5, sync num_envs={SYNC_ENVS}; async num_envs={ASYNC_ENVS}, batch {ASYNC_BATCH}; "
-                   f"median of {repeats}\n{info['cpu']}, {info['cores']} cores")
+    axis.set(xlabel="frames/s (= 4 x env steps/s)")
     axis.legend(loc="lower right", fontsize=8)
-    axis.grid(True, axis="x", alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    harness.save(figure, path, info=info,
+                 title=f"Pong-v5, sync num_envs={SYNC_ENVS}; async num_envs={ASYNC_ENVS}, batch {ASYNC_BATCH}; "
+                       f"median of {repeats}")
 
 
 if __name__ == "__main__":
@@ -289,33 +259,26 @@ if __name__ == "__main__":
     started = time.perf_counter()
     cores = os.cpu_count() or 1
     rom = os.path.join(atari_family.ale_roms_dir(), f"{GAME}.bin")
-    cases = [Case(system, mode) for system, mode in SYSTEMS if system != "envpool" or bench.envpool_available()]
+    cases = [Case(system, mode) for system, mode in SYSTEMS if system != "envpool" or harness.envpool_available()]
 
     print(f"Pilot pass over {len(cases)} cases, then {args.repeats} repeat(s) ...", flush=True)
-    calls: dict[Case, int] = {}
-    skipped: dict[Case, str] = {}
-    for case in cases:
-        try:
-            pilot_calls = 10
-            rate = case.run(pilot_calls)
-            calls[case] = max(10, round(args.target_seconds * rate / case.batch_size))
-        except Exception as error:
-            skipped[case] = f"{type(error).__name__}: {error}"
+    calls, skipped = harness.pilot(cases, lambda case: case.batch_size * 1e6 / case.run(10), args.target_seconds)
     cases = [case for case in cases if case in calls]
+    emulation_rate = _family_modules.module("Atari").emulation_rate
 
-    rates: dict[Case, list[float]] = {case: [] for case in cases}
-    of_raw: dict[Case, list[float]] = {case: [] for case in cases}
-    raw_rates: list[float] = []
-    together_rates: list[float] = []
-    for repeat in range(args.repeats):
-        for case in cases if repeat % 2 == 0 else reversed(cases):
-            rates[case].append(case.run(calls[case]))
-            # The raw limit right after each measurement: this VM's speed drifts by
-            # tens of % within minutes, and a ratio of two adjacent runs cancels most of it.
-            raw_rates.append(_family_modules.module("Atari").emulation_rate(rom, min(1.0, args.target_seconds)))
-            of_raw[case].append(rates[case][-1] / (cores * raw_rates[-1] / FRAME_SKIP))
-        together_rates.append(concurrent_emulation_rate(rom, cores, min(2.0, args.target_seconds)))
-        print(f"  repeat {repeat + 1}/{args.repeats} done ({(time.perf_counter() - started) / 60:.1f} min)", flush=True)
+    def measure(case: Case) -> tuple[float, float]:
+        """The case's steps/s, then one thread's raw emulation right after it: this VM's speed drifts by tens
+        of % within minutes, and a ratio of two adjacent runs cancels most of it."""
+        return case.run(calls[case]), emulation_rate(rom, min(1.0, args.target_seconds))
+
+    together_rates: list[float] = []  # all cores emulating at once, at the end of every repeat
+    runs = harness.measure_rounds(
+        cases, args.repeats, measure, progress="Pong-v5",
+        after_round=lambda _: together_rates.append(concurrent_emulation_rate(rom, cores,
+                                                                              min(2.0, args.target_seconds))))
+    rates = {case: [rate for rate, _ in pairs] for case, pairs in runs.items()}
+    raw_rates = [raw for pairs in runs.values() for _, raw in pairs]
+    of_raw = {case: [rate / (cores * raw / FRAME_SKIP) for rate, raw in pairs] for case, pairs in runs.items()}
     print(f"Peak memory of {MEMORY_ENVS} envs per system ...", flush=True)
     memory = measure_memory()
     elapsed_min = (time.perf_counter() - started) / 60
@@ -324,7 +287,7 @@ if __name__ == "__main__":
     raw_steps = raw_frames / FRAME_SKIP
     together_steps = statistics.median(together_rates) / FRAME_SKIP
     medians = {case: statistics.median(values) for case, values in rates.items()}
-    rows = [(case, medians[case], (max(rates[case]) - min(rates[case])) / medians[case]) for case in cases]
+    rows = [(case, medians[case], harness.spread(rates[case])) for case in cases]
 
     def ratio(case: Case, other: str) -> str:
         mine, theirs = medians.get(case), medians.get(Case(other, case.mode))
@@ -335,11 +298,8 @@ if __name__ == "__main__":
     table = [(SYSTEMS[c.system, c.mode].removesuffix(f" {c.mode}"), c.mode, str(c.num_envs), str(c.batch_size),
               f"{rate:,.0f}", f"{rate * FRAME_SKIP:,.0f}", f"{spread:.0%}", ratio(c, "envpool"), ratio(c, "ale-py"),
               f"{statistics.median(of_raw[c]):.0%}", f"{rate / together_steps:.0%}") for c, rate, spread in rows]
-    widths = [max(len(col), *(len(r[i]) for r in table)) for i, col in enumerate(columns)]
     print(f"\nMedians of {args.repeats} repeat(s), ~{args.target_seconds} s per measurement, {elapsed_min:.1f} min.")
-    print("  ".join(col.rjust(w) for col, w in zip(columns, widths)))
-    for r in table:
-        print("  ".join(cell.rjust(w) for cell, w in zip(r, widths)))
+    harness.print_table(columns, table)
     raw_line = (f"{cores} x {statistics.median(raw_rates):,.0f} frames/s (one thread, bare ALE emulation) = "
                 f"{raw_frames:,.0f} frames/s = {raw_steps:,.0f} steps/s")
     together_line = (f"{cores} threads emulating at once: {statistics.median(together_rates):,.0f} frames/s = "
@@ -359,45 +319,35 @@ if __name__ == "__main__":
         print("\n--quick: RESULTS.md and atari.png left untouched.")
         sys.exit(0)
 
-    info = bench.machine(("envpool", "gymnasium", "ale_py"))
-    draw_plot(rows, raw_steps, info, args.repeats, args.output_dir / "atari.png")
-    command = " ".join(["python benchmarks/atari.py", *sys.argv[1:]])
-    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
-        BEGIN,
-        "## Atari: Pong-v5 steps/s and frames/s (`benchmarks/atari.py`)",
-        "",
-        "How fast does each system run Pong-v5 with the standard preprocessing (84x84 grey, stack 4, "
+    packages = ("envpool", "gymnasium", "ale_py")
+    draw_plot(rows, raw_steps, harness.machine(packages), args.repeats, args.output_dir / "atari.png")
+    harness.record_section(
+        "atari", "Atari: Pong-v5 steps/s and frames/s (`benchmarks/atari.py`)", path=args.output_dir / "RESULTS.md",
+        packages=packages,
+        question="How fast does each system run Pong-v5 with the standard preprocessing (84x84 grey, stack 4, "
         "frame_skip 4 with max-pooling, up to 30 no-ops, fire reset, no sticky actions), and how close is "
         "torchpool to the machine's raw limit? Targets: at least 1.25x EnvPool, 1.1x ale-py's AtariVectorEnv "
         "and 85% of the raw limit.",
-        "",
-        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
-        f"- Software: {info['versions']}",
-        f"- Command: `{command}` ({elapsed_min:.1f} min)",
-        f"- Settings: sync num_envs={SYNC_ENVS}; async num_envs={ASYNC_ENVS}, batch_size={ASYNC_BATCH} "
-        f"(send/recv); {args.repeats} repeats, each timing every case once (alternating direction), "
-        f"~{args.target_seconds} s per measurement after a warm-up; random actions drawn before the timed loop; "
-        "outputs handed over as torch tensors by every system. Threads: each system's default. "
-        "Gymnasium: `ALE/Pong-v5` (frameskip=1) + `AtariPreprocessing` + `FrameStackObservation(4)`, "
-        "AsyncVectorEnv with one process per env. spread = (max - min) / median over repeats.",
-        f"- Raw limit: {raw_line} (median of one measurement after every case); `of raw limit` = the median "
-        "over repeats of steps/s over the raw limit measured right after that run (the VM's speed drifts).",
-        f"- All cores emulating at once: {together_line}; `of all-cores emulation` = steps/s over it "
-        "(what this VM's cores deliver together, with no preprocessing and no pool).",
-        "",
-        "| " + " | ".join(columns) + " |",
-        "|" + "|".join("---:" if i >= 2 else "---" for i in range(len(columns))) + "|",
-        *["| " + " | ".join(r) + " |" for r in table],
-        "",
-        *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
-        f"Peak memory of {MEMORY_ENVS} Pong-v5 envs (sync), each system in a fresh process that builds them and "
-        f"steps {MEMORY_STEPS} times: the peak RSS (VmHWM) of that process, plus its worker processes' for "
-        "AsyncVectorEnv. Every process imports torch and NumPy; the baseline row is that alone.",
-        "",
-        *memory_table,
-        "",
-        "![Pong-v5 frames/s per system](atari.png)",
-        END,
-    ]), BEGIN, END)
-    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'atari.png'}")
+        settings=[
+            f"- Settings: sync num_envs={SYNC_ENVS}; async num_envs={ASYNC_ENVS}, batch_size={ASYNC_BATCH} "
+            f"(send/recv); {args.repeats} repeats, each timing every case once (alternating direction), "
+            f"~{args.target_seconds} s per measurement after a warm-up; random actions drawn before the timed "
+            "loop; outputs handed over as torch tensors by every system. Threads: each system's default. "
+            "Gymnasium: `ALE/Pong-v5` (frameskip=1) + `AtariPreprocessing` + `FrameStackObservation(4)`, "
+            "AsyncVectorEnv with one process per env. spread = (max - min) / median over repeats.",
+            f"- Raw limit: {raw_line} (median of one measurement after every case); `of raw limit` = the median "
+            "over repeats of steps/s over the raw limit measured right after that run (the VM's speed drifts).",
+            f"- All cores emulating at once: {together_line}; `of all-cores emulation` = steps/s over it "
+            "(what this VM's cores deliver together, with no preprocessing and no pool)."],
+        body=[
+            *harness.markdown_table(columns, table, text_columns=2),
+            "",
+            *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
+            f"Peak memory of {MEMORY_ENVS} Pong-v5 envs (sync), each system in a fresh process that builds them "
+            f"and steps {MEMORY_STEPS} times: the peak RSS (VmHWM) of that process, plus its worker processes' for "
+            "AsyncVectorEnv. Every process imports torch and NumPy; the baseline row is that alone.",
+            "",
+            *memory_table,
+            "",
+            "![Pong-v5 frames/s per system](atari.png)",
+        ])

@@ -8,14 +8,14 @@ fixed cost of one ``step()`` call?
     python benchmarks/classic.py --quick       # smoke test; prints only
     python benchmarks/classic.py --repeats 5   # more repeats, tighter medians
 
-Method. Every case (env, system, mode, num_envs) is timed by a runner of
-``torchpool.bench``: it builds the system, generates its actions before the
-timed loop, warms up, times ``calls`` step calls, and hands every output over
-as a torch tensor (the NumPy systems pay ``torch.from_numpy`` in the loop).
-A pilot pass first times each case briefly to pick ``calls`` so that one
-measurement lasts about ``--target-seconds``. Then each repeat runs every case
-once, in turn (alternating direction), so a noisy period hits all systems
-alike; the table gives medians over repeats. Sync modes step all ``num_envs``
+Method (benchmarks/harness). Every case (env, system, mode, num_envs) is
+timed by a runner of ``torchpool._side_by_side``: it builds the system, draws
+its actions before the timed loop, warms up, times ``calls`` step calls, and
+hands every output over as a torch tensor (the NumPy systems pay
+``torch.from_numpy`` in the loop). A pilot pass first times each case briefly
+to pick ``calls`` so that one measurement lasts about ``--target-seconds``.
+Then each repeat runs every case once, in turn (alternating direction), so a
+noisy period hits all systems alike; the table gives medians over repeats. Sync modes step all ``num_envs``
 per call; async modes send/recv ``batch_size = num_envs // 2`` envs per call.
 The fixed cost of one ``step()`` call is torchpool's us/call for CartPole at
 num_envs=1. Classic control has no frame skip, so frames/s equals steps/s.
@@ -25,9 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
-import os
-import resource
 import statistics
 import sys
 import time
@@ -35,9 +32,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
-from torchpool import bench
+import harness
 
 ENV_IDS = ("CartPole-v1", "Pendulum-v1")
 NUM_ENVS = (1, 8, 64, 256)
@@ -55,7 +50,6 @@ SYSTEMS = {  # (system, mode) -> label, in table and legend order
 # a few times that per worker before trying, and drop a size whose pilot is slower.
 GYM_ASYNC_MIB_PER_WORKER = 16
 GYM_ASYNC_PILOT_LIMIT_S = 60.0
-BEGIN, END = "<!-- classic:begin -->", "<!-- classic:end -->"
 
 
 def parse_args() -> argparse.Namespace:
@@ -72,7 +66,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--num-envs", nargs="+", type=int, default=list(NUM_ENVS), help="pool sizes to benchmark")
     parser.add_argument("--gym-async-max-envs", type=int, default=256,
                         help="largest num_envs tried with Gymnasium's AsyncVectorEnv (one process per env)")
-    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+    parser.add_argument("--output-dir", type=Path, default=harness.OUTPUT,
                         help="where RESULTS.md and classic.png are written")
     args = parser.parse_args()
     if args.quick:
@@ -82,33 +76,10 @@ def parse_args() -> argparse.Namespace:
     return args
 
 
-@dataclass(frozen=True)
-class Case:
+class Case(harness.SystemCase):
     """One system at one size: what a measurement builds and times."""
 
-    env_id: str
-    system: str      # "torchpool", "envpool", "gymnasium-sync" or "gymnasium-async"
-    mode: str        # "sync": every env steps per call; "async": batch_size envs per send/recv
-    num_envs: int
-
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs if self.mode == "sync" else max(1, self.num_envs // 2)
-
-    @property
-    def label(self) -> str:
-        return SYSTEMS[self.system, self.mode]
-
-    def run(self, calls: int) -> bench.Result:
-        async_batch = self.batch_size if self.mode == "async" else None
-        if self.system == "torchpool":
-            return bench.run_torchpool(self.env_id, self.num_envs, calls, batch_size=async_batch)
-        if self.system == "envpool":
-            return bench.run_envpool(self.env_id, self.num_envs, calls, batch_size=async_batch)
-        return bench.run_gymnasium(self.env_id, self.num_envs, calls, self.system.removeprefix("gymnasium-"))
-
-    def __str__(self) -> str:
-        return f"{self.env_id} {self.label} num_envs={self.num_envs}"
+    LABELS = SYSTEMS
 
 
 # The fixed cost of one step() call: everything but the env's own work, which is tiny for one CartPole.
@@ -146,67 +117,41 @@ def cells(row: Row) -> tuple[str, ...]:
 
 
 def make_cases(env_ids: list[str], sizes: list[int]) -> list[Case]:
-    systems = [key for key in SYSTEMS if key[0] != "envpool" or bench.envpool_available()]
+    systems = [key for key in SYSTEMS if key[0] != "envpool" or harness.envpool_available()]
     cases = [Case(env_id, system, mode, n) for env_id in env_ids for n in sizes for system, mode in systems
              if not (mode == "async" and n == 1)]  # an async pool of one env is a sync pool
     return cases if FIXED_COST_CASE in cases else [FIXED_COST_CASE, *cases]
 
 
-def gym_async_skip_reason(num_envs: int, max_envs: int) -> str | None:
-    """Why AsyncVectorEnv with num_envs workers is not attempted, or None to try it."""
-    if num_envs > max_envs:
-        return f"num_envs > --gym-async-max-envs={max_envs}"
-    free_mib = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
-    if num_envs * GYM_ASYNC_MIB_PER_WORKER > free_mib / 2:
-        return (f"{num_envs} worker processes may need ~{num_envs * GYM_ASYNC_MIB_PER_WORKER} MiB, "
-                f"over half the free {free_mib:.0f} MiB")
-    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    if 4 * num_envs > open_files:
-        return f"{num_envs} workers need ~{4 * num_envs} file descriptors; the limit is {open_files}"
-    return None
-
-
-def pilot_calls(case: Case) -> int:
-    """Calls for the pilot measurement: enough to estimate us/call in ~0.1 s or less."""
-    return max(5, 2000 // case.num_envs) if case.system.startswith("gymnasium") else 500
-
-
+def pilot_us_per_call(case: Case) -> float:
+    """us/call from a brief run (enough calls to estimate it in ~0.1 s or less); an AsyncVectorEnv whose
+    workers took too long to start is left out."""
+    started = time.perf_counter()
+    result = case.run(max(5, 2000 // case.num_envs) if case.system.startswith("gymnasium") else 500)
+    pilot_s = time.perf_counter() - started
+    if case.system == "gymnasium-async" and pilot_s > GYM_ASYNC_PILOT_LIMIT_S:
+        raise harness.Skip(f"its pilot took {pilot_s:.0f} s (limit {GYM_ASYNC_PILOT_LIMIT_S:.0f} s)")
+    return result.us_per_call
 
 
 def draw_plot(table: list[Row], info: dict[str, str], repeats: int, path: Path) -> None:
     """One panel per env: steps/s against num_envs, both log scale, one line per system and mode."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    styles = {"torchpool": ("tab:blue", "o"), "envpool": ("tab:orange", "s"),
+    colors = {"torchpool": ("tab:blue", "o"), "envpool": ("tab:orange", "s"),
               "gymnasium-sync": ("tab:green", "^"), "gymnasium-async": ("tab:red", "v")}
     env_ids = sorted({row.case.env_id for row in table})
-    figure, axes = plt.subplots(1, len(env_ids), figsize=(6.5 * len(env_ids), 5.5), squeeze=False)
-    for axis, env_id in zip(axes[0], env_ids):
+    figure, axes = harness.panels(len(env_ids), (6.5, 5.5))
+    for axis, env_id in zip(axes, env_ids):
+        series, styles = {}, {}
         for (system, mode), label in SYSTEMS.items():
-            points = sorted((row.case.num_envs, row.steps_per_s) for row in table
-                            if (row.case.env_id, row.case.system, row.case.mode) == (env_id, system, mode))
-            if points:
-                color, marker = styles[system]
-                axis.plot(*zip(*points), color=color, marker=marker, linestyle="--" if mode == "async" else "-",
-                          label=label + (" (batch = num_envs / 2)" if mode == "async" else ""))
-        sizes = sorted({row.case.num_envs for row in table if row.case.env_id == env_id})
-        axis.set(xscale="log", yscale="log", xlabel="num_envs", ylabel="env steps/s (= frames/s)", title=env_id)
-        axis.set_xticks(sizes, [str(n) for n in sizes])
-        axis.set_xticks([], minor=True)
-        axis.grid(True, which="both", alpha=0.3)
-    # One legend for all panels, below them, so it never hides a line.
-    handles, labels = max((axis.get_legend_handles_labels() for axis in axes[0]), key=lambda hl: len(hl[1]))
-    figure.legend(handles, labels, loc="lower center", ncol=3, fontsize=9, frameon=False)
-    figure.suptitle(f"Classic control throughput, median of {repeats} repeat{'s' * (repeats > 1)}\n"
-                    f"{info['cpu']}, {info['cores']} cores, {info['ram']} RAM")
-    figure.tight_layout(rect=(0, 0.12, 1, 1))
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-
-
+            label += " (batch = num_envs / 2)" if mode == "async" else ""
+            series[label] = [(row.case.num_envs, row.steps_per_s) for row in table
+                             if (row.case.env_id, row.case.system, row.case.mode) == (env_id, system, mode)]
+            color, marker = colors[system]
+            styles[label] = dict(color=color, marker=marker, linestyle="--" if mode == "async" else "-")
+        harness.size_lines(axis, series, styles)
+        axis.set(ylabel="env steps/s (= frames/s)", title=env_id)
+    harness.save(figure, path, title=f"Classic control throughput, median of {repeats} repeat{'s' * (repeats > 1)}",
+                 info=info, legend_below=3)
 
 
 if __name__ == "__main__":
@@ -217,42 +162,23 @@ if __name__ == "__main__":
     skipped: dict[Case, str] = {}
     cases = []
     for case in make_cases(args.env_ids, args.num_envs):
-        reason = case.system == "gymnasium-async" and gym_async_skip_reason(case.num_envs, args.gym_async_max_envs)
+        reason = case.system == "gymnasium-async" and harness.gym_async_skip_reason(
+            case.num_envs, args.gym_async_max_envs, GYM_ASYNC_MIB_PER_WORKER)
         if reason:
             skipped[case] = reason
         else:
             cases.append(case)
 
     # Pilot pass: time each case briefly and pick its calls for ~target_seconds per measurement.
-    progress = tqdm(total=len(cases) * (1 + args.repeats), unit="measurement")
-    calls: dict[Case, int] = {}
-    for case in cases:
-        progress.set_description(f"pilot {case}")
-        case_started = time.perf_counter()
-        try:
-            pilot = case.run(pilot_calls(case))
-            pilot_s = time.perf_counter() - case_started
-            if case.system == "gymnasium-async" and pilot_s > GYM_ASYNC_PILOT_LIMIT_S:
-                skipped[case] = f"its pilot took {pilot_s:.0f} s (limit {GYM_ASYNC_PILOT_LIMIT_S:.0f} s)"
-            else:
-                calls[case] = max(10, round(args.target_seconds * 1e6 / pilot.us_per_call))
-        except Exception as error:  # e.g. AsyncVectorEnv out of processes: skip the case, say why
-            skipped[case] = f"pilot failed: {type(error).__name__}: {error}"
-        if case in skipped:
-            progress.total -= args.repeats
-        progress.update()
+    calls, failed = harness.pilot(cases, pilot_us_per_call, args.target_seconds)
+    skipped.update(failed)
     cases = [case for case in cases if case in calls]
     for case, reason in skipped.items():
-        tqdm.write(f"skipped {case}: {reason}")
+        print(f"skipped {case}: {reason}")
 
     # Timed repeats: every case once per repeat, alternating direction, so drift hits all alike.
-    measurements: dict[Case, list[bench.Result]] = {case: [] for case in cases}
-    for repeat in range(args.repeats):
-        for case in cases if repeat % 2 == 0 else reversed(cases):
-            progress.set_description(f"repeat {repeat + 1}/{args.repeats} {case}")
-            measurements[case].append(case.run(calls[case]))
-            progress.update()
-    progress.close()
+    measurements = harness.measure_rounds(cases, args.repeats, lambda case: case.run(calls[case]),
+                                          progress="classic control")
     elapsed_min = (time.perf_counter() - started) / 60
 
     # Medians over repeats, then torchpool's ratios to EnvPool and Gymnasium sync.
@@ -261,8 +187,7 @@ if __name__ == "__main__":
         rates = [result.steps_per_s for result in results]
         median = statistics.median(rates)
         rows[case] = Row(case, results[0].num_threads, calls[case], median,
-                         statistics.median(result.us_per_call for result in results),
-                         (max(rates) - min(rates)) / median)
+                         statistics.median(result.us_per_call for result in results), harness.spread(rates))
     for case, row in rows.items():
         if case.system == "torchpool":
             envpool = rows.get(dataclasses.replace(case, system="envpool"))
@@ -274,12 +199,9 @@ if __name__ == "__main__":
     table = sorted(rows.values(), key=lambda row: (row.case.env_id, row.case.num_envs,
                                                    order.index((row.case.system, row.case.mode))))
 
-    widths = [max(len(column), *(len(cells(row)[i]) for row in table)) for i, column in enumerate(COLUMNS)]
     print(f"\nMedians of {args.repeats} repeat(s), ~{args.target_seconds} s per measurement, "
           f"{elapsed_min:.1f} min in all.")
-    print("  ".join(column.rjust(width) for column, width in zip(COLUMNS, widths)))
-    for row in table:
-        print("  ".join(cell.rjust(width) for cell, width in zip(cells(row), widths)))
+    harness.print_table(COLUMNS, [cells(row) for row in table])
     for case, reason in skipped.items():
         print(f"skipped {case}: {reason}")
     fixed = rows[FIXED_COST_CASE]
@@ -294,37 +216,26 @@ if __name__ == "__main__":
         print("\n--quick: RESULTS.md and classic.png left untouched.")
         sys.exit(0)
 
-    info = bench.machine()
     args.output_dir.mkdir(parents=True, exist_ok=True)
-    draw_plot(table, info, args.repeats, args.output_dir / "classic.png")
-    command = " ".join(["python benchmarks/classic.py", *sys.argv[1:]])
-    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
-        BEGIN,
-        "## Classic control: steps/s (`benchmarks/classic.py`)",
-        "",
-        "How many env steps/s does torchpool deliver on classic control, next to Gymnasium's "
+    draw_plot(table, harness.machine(), args.repeats, args.output_dir / "classic.png")
+    harness.record_section(
+        "classic", "Classic control: steps/s (`benchmarks/classic.py`)", path=args.output_dir / "RESULTS.md",
+        packages=("envpool", "gymnasium"),
+        question="How many env steps/s does torchpool deliver on classic control, next to Gymnasium's "
         "SyncVectorEnv and AsyncVectorEnv and EnvPool, and what is the fixed cost of one `step()` call?",
-        "",
-        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
-        f"- Software: {info['versions']}",
-        f"- Command: `{command}` ({elapsed_min:.1f} min)",
-        f"- Settings: {args.repeats} repeats, each timing every case once in turn (alternating direction); "
-        f"~{args.target_seconds} s per measurement (`calls` step calls, after a warm-up); actions generated "
-        "before the timed loop; outputs handed over as torch tensors by every system. Sync: all `num_envs` "
-        "step per call; async: send/recv of `batch_size = num_envs // 2`. Threads: torchpool's and EnvPool's "
-        "defaults (min(cores, num_envs) and min(cores, batch_size)); Gymnasium AsyncVectorEnv runs one "
-        "process per env. frames/s = steps/s (no frame skip). spread = (max - min) / median of steps/s over "
-        "repeats. Ratios: torchpool steps/s over the named system's at the same env, num_envs and mode.",
-        "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|" + "|".join("---:" if i >= 3 else "---" for i in range(len(COLUMNS))) + "|",
-        *["| " + " | ".join(cells(row)) + " |" for row in table],
-        "",
-        fixed_cost,
-        "",
-        *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
-        "![classic control steps/s against num_envs](classic.png)",
-        END,
-    ]), BEGIN, END)
-    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'classic.png'}")
+        settings=[
+            f"- Settings: {args.repeats} repeats, each timing every case once in turn (alternating direction); "
+            f"~{args.target_seconds} s per measurement (`calls` step calls, after a warm-up); actions generated "
+            "before the timed loop; outputs handed over as torch tensors by every system. Sync: all `num_envs` "
+            "step per call; async: send/recv of `batch_size = num_envs // 2`. Threads: torchpool's and EnvPool's "
+            "defaults (min(cores, num_envs) and min(cores, batch_size)); Gymnasium AsyncVectorEnv runs one "
+            "process per env. frames/s = steps/s (no frame skip). spread = (max - min) / median of steps/s over "
+            "repeats. Ratios: torchpool steps/s over the named system's at the same env, num_envs and mode."],
+        body=[
+            *harness.markdown_table(COLUMNS, [cells(row) for row in table], text_columns=3),
+            "",
+            fixed_cost,
+            "",
+            *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
+            "![classic control steps/s against num_envs](classic.png)",
+        ])

@@ -3,8 +3,8 @@
 The same CartPole written as a user's header and compiled by
 ``torchpool.register_cpp_env``, against the built-in family: steps/s of a
 sync ``Pool.step`` at 8 and 256 envs and of an async 16/8 pool, interleaved
-round by round in one process (the two pools alternate), medians and the
-ratio. Also the first build of the header in a fresh cache and a cached load,
+round by round in one process (the two pools alternate: benchmarks/harness),
+medians and the ratio. Also the first build of the header in a fresh cache and a cached load,
 each in a fresh process.
 
     python benchmarks/cpp_env.py --record
@@ -15,47 +15,37 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
-from pathlib import Path
 
+import harness
 import torch
 
 import torchpool
-from torchpool import bench
 
-HERE = Path(__file__).resolve().parent
-EXAMPLE = HERE.parent / "examples" / "cpp_env" / "my_cartpole.h"
-REGISTER = ("import time, torchpool\nt = time.perf_counter()\n"
+EXAMPLE = harness.BENCHMARKS.parent / "examples" / "cpp_env" / "my_cartpole.h"
+REGISTER = ("import json, time, torchpool\nt = time.perf_counter()\n"
             f"torchpool.register_cpp_env('MyCartPole-v0', {str(EXAMPLE)!r}, env_class='MyCartPole')\n"
-            "print(time.perf_counter() - t)")
+            "print(json.dumps({'seconds': time.perf_counter() - t}))")
 
 
 def timed_register(cache: str) -> float:
     """Seconds register_cpp_env took in a fresh process with this cache."""
-    done = subprocess.run([sys.executable, "-c", REGISTER], capture_output=True, text=True, check=True,
-                          env=dict(os.environ, TORCHPOOL_CACHE_DIR=cache))
-    return float(done.stdout.strip().splitlines()[-1])
+    return harness.run_child(["-c", REGISTER], env=dict(os.environ, TORCHPOOL_CACHE_DIR=cache))["seconds"]
 
 
-def steps_per_s(pool: torchpool.Pool, seconds: float) -> float:
-    """Env steps/s of sync steps, or of async recv/send pairs, for about ``seconds``."""
+def stepper(pool: torchpool.Pool):
+    """step(i): a sync step, or an async recv/send pair, with actions all 0; returns the env steps made."""
     action = torch.zeros(pool.batch_size, dtype=torch.int64)
-    steps, start = 0, time.perf_counter()
     if pool.is_async:
-        while time.perf_counter() - start < seconds:
-            for _ in range(200):
-                td = pool.recv()
-                pool.send(action, td["env_id"])
-            steps += 200 * pool.batch_size
-    else:
-        while time.perf_counter() - start < seconds:
-            for _ in range(200):
-                pool.step(action)
-            steps += 200 * pool.num_envs
-    return steps / (time.perf_counter() - start)
+        pool.async_reset()
+
+        def pair(_: int) -> int:
+            td = pool.recv()
+            pool.send(action, td["env_id"])
+            return pool.batch_size
+        return pair
+    pool.reset()
+    return lambda _: (pool.step(action), pool.num_envs)[1]
 
 
 def main() -> None:
@@ -77,17 +67,16 @@ def main() -> None:
     rows = []
     for name, kwargs in cases:
         pools = {env_id: torchpool.make(env_id, **kwargs) for env_id in ("CartPole-v1", "MyCartPole-v0")}
-        for pool in pools.values():
-            pool.async_reset() if pool.is_async else pool.reset()
-            steps_per_s(pool, 0.2)  # warm up
-        rates = {env_id: [] for env_id in pools}
-        for _ in range(args.rounds):
-            for env_id, pool in pools.items():
-                rates[env_id].append(steps_per_s(pool, args.seconds))
+        steps = {env_id: stepper(pool) for env_id, pool in pools.items()}
+        for step in steps.values():
+            harness.rate_for(step, 0.2, warmup=0)  # warm up
+        rates = harness.measure_rounds(list(steps), args.rounds,
+                                       lambda env_id: harness.rate_for(steps[env_id], args.seconds,  # noqa: B023
+                                                                       warmup=0).steps_per_s)
         for pool in pools.values():
             pool.close()
         builtin, ours = (statistics.median(rates[env_id]) for env_id in ("CartPole-v1", "MyCartPole-v0"))
-        wins = sum(o >= b for o, b in zip(rates["MyCartPole-v0"], rates["CartPole-v1"]))
+        wins = harness.paired(rates["MyCartPole-v0"], rates["CartPole-v1"]).wins
         rows.append((name, builtin, ours, ours / builtin, wins))
         print(f"{name:14s} CartPole-v1 {builtin:12,.0f}  MyCartPole-v0 {ours:12,.0f} steps/s  "
               f"ratio {ours / builtin:.3f}  (ours ahead in {wins}/{args.rounds} rounds)")
@@ -96,34 +85,24 @@ def main() -> None:
 
 
 def record(rows, first_build: float, cached_load: float, args: argparse.Namespace) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = bench.machine(())
-    begin, end = "<!-- cpp-env:begin -->", "<!-- cpp-env:end -->"
-    lines = [begin, "## Your own C++ env vs the built-in family (benchmarks/cpp_env.py)", "",
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
-             f"{info['ram']}; {info['os']}; {info['versions']}.",
-             f"MyCartPole-v0 is examples/cpp_env/my_cartpole.h built by `register_cpp_env` (the system's c++, "
-             f"torchpool's flags); CartPole-v1 the built-in family. Default threads; actions all 0; "
-             f"{args.rounds} interleaved rounds of {args.seconds} s per pool; medians.", "",
-             f"First build of the header in a fresh cache: **{first_build:.1f} s**; a cached load in a fresh "
-             f"process: **{cached_load:.3f} s** (median of 3).", "",
-             "| case | CartPole-v1 steps/s (= frames/s) | MyCartPole-v0 steps/s | ratio | rounds ours ahead |",
-             "|---|---:|---:|---:|---:|"]
-    lines += [f"| {name} | {b:,.0f} | {o:,.0f} | {ratio:.3f} | {wins}/{args.rounds} |"
-              for name, b, o, ratio, wins in rows]
-    lines += ["", "![cpp_env](cpp_env.png)", end]
-    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    bench.grouped_bars(ax, [row[0] for row in rows], {"CartPole-v1 (built-in)": [row[1] for row in rows],
-                                                      "MyCartPole-v0 (your header)": [row[2] for row in rows]})
+    harness.record_section(
+        "cpp-env", "Your own C++ env vs the built-in family (`benchmarks/cpp_env.py`)",
+        question=__doc__.splitlines()[0],
+        settings=[f"- Settings: MyCartPole-v0 is examples/cpp_env/my_cartpole.h built by `register_cpp_env` (the "
+                  "system's c++, torchpool's flags); CartPole-v1 the built-in family. Default threads; actions all "
+                  f"0; {args.rounds} interleaved rounds (alternating order) of {args.seconds} s per pool; medians."],
+        body=[f"First build of the header in a fresh cache: **{first_build:.1f} s**; a cached load in a fresh "
+              f"process: **{cached_load:.3f} s** (median of 3).", "",
+              "| case | CartPole-v1 steps/s (= frames/s) | MyCartPole-v0 steps/s | ratio | rounds ours ahead |",
+              "|---|---:|---:|---:|---:|",
+              *[f"| {name} | {b:,.0f} | {o:,.0f} | {ratio:.3f} | {wins}/{args.rounds} |"
+                for name, b, o, ratio, wins in rows],
+              "", "![cpp_env](cpp_env.png)"])
+    figure, (ax,) = harness.panels(1, (6, 3.2))
+    harness.grouped_bars(ax, [row[0] for row in rows], {"CartPole-v1 (built-in)": [row[1] for row in rows],
+                                                        "MyCartPole-v0 (your header)": [row[2] for row in rows]})
     ax.set_ylabel("env steps/s")
-    ax.set_title("A user's C++ env vs the built-in family")
-    fig.tight_layout()
-    fig.savefig(HERE / "cpp_env.png", dpi=120)
+    harness.save(figure, harness.OUTPUT / "cpp_env.png", title="A user's C++ env vs the built-in family")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 
+import harness
 import torch
 
 import torchpool
@@ -43,16 +43,22 @@ def measure(env_id: str, num_envs: int, split: bool, frames: int) -> dict:
         return out.argmax(-1) if discrete else out.clamp(-bound, bound)
 
     steps = 64
-    stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * steps,
+    batch_frames = num_envs * steps
+    stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=batch_frames,
                               total_frames=frames, device="cuda", split_envs=split)
-    start = time.perf_counter()
-    for batch in stream:
-        batch["next", "reward"].sum()  # a consumer that touches the batch on the GPU
-    torch.cuda.synchronize()
-    wall = time.perf_counter() - start
+    batches, calls = iter(stream), frames // batch_frames
+
+    def consume(i: int) -> int:
+        """One batch, touched on the GPU by its consumer; the last waits for the GPU to finish."""
+        next(batches)["next", "reward"].sum()
+        if i == calls - 1:
+            torch.cuda.synchronize()
+        return batch_frames
+
+    frames_per_s, _ = harness.time_calls(consume, calls, warmup=0)  # the stream's start counts, as a run's does
     stats = stream.stats()
-    return {"env_id": env_id, "num_envs": num_envs, "split_envs": split, "frames_per_s": frames / wall,
-            "seconds": stats["seconds"], "wall": wall, "env_groups": stats["env_groups"]}
+    return {"env_id": env_id, "num_envs": num_envs, "split_envs": split, "frames_per_s": frames_per_s,
+            "seconds": stats["seconds"], "wall": frames / frames_per_s, "env_groups": stats["env_groups"]}
 
 
 def main() -> None:
@@ -64,14 +70,15 @@ def main() -> None:
     if not torch.cuda.is_available():
         print("no CUDA GPU: nothing to measure (run this on a GPU machine)")
         return
-    rows = {}
-    for _ in range(args.repeats):
-        for env_id, (*_, sizes) in ENVS.items():
-            for num_envs in sizes:
-                for split in (False, True):
-                    share = 0.2 if env_id == "HalfCheetah-v5" else 1.0  # ~30 us a step: fewer frames
-                    frames = max(num_envs * 64, int(args.frames * share) // (num_envs * 64) * (num_envs * 64))
-                    rows.setdefault((env_id, num_envs, split), []).append(measure(env_id, num_envs, split, frames))
+    cases = [(env_id, num_envs, split) for env_id, (*_, sizes) in ENVS.items() for num_envs in sizes
+             for split in (False, True)]
+
+    def frames_of(env_id: str, num_envs: int) -> int:
+        share = 0.2 if env_id == "HalfCheetah-v5" else 1.0  # ~30 us a step: fewer frames
+        return max(num_envs * 64, int(args.frames * share) // (num_envs * 64) * (num_envs * 64))
+
+    rows = harness.measure_rounds(cases, args.repeats,
+                                  lambda case: measure(*case, frames_of(*case[:2])))
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print(f"{'env':12s} {'num_envs':>8s} {'split':>6s} {'frames/s':>12s}  time split (envs/policy/copies/consumer)")
     results = []

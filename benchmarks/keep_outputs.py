@@ -3,7 +3,8 @@
 A loop that keeps outputs (a rollout list, torchrl's `rollout`, CleanRL-style
 code holding last step's arrays) forces the pool to hand out fresh memory
 instead of reusing its output ring (NOTE [Output ring reuse]). Each case times
-the same steps both ways, interleaved round by round in one process:
+the same steps both ways, interleaved round by round in one process
+(benchmarks/harness):
 
 * dropped: `out = step(action)`, nothing kept past the next step;
 * kept: every output appended to a list, the list started anew every
@@ -22,25 +23,21 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
-import time
 from collections.abc import Callable
-from pathlib import Path
 
+import harness
 import numpy as np
 import torch
 
 import torchpool
-from torchpool import bench
 
-HERE = Path(__file__).resolve().parent
 TASKS = (("CartPole-v1", 4), ("Pong-v5", 4))
 
 
-def timed(loop: Callable[[int], None], steps: int) -> float:
-    """Microseconds per step of loop(steps)."""
-    start = time.perf_counter()
-    loop(steps)
-    return (time.perf_counter() - start) / steps * 1e6
+def us_per_step(loop: Callable[[int], None], steps: int) -> float:
+    """Microseconds per step of loop(steps), after a garbage collection (each turn starts with the same heap)."""
+    gc.collect()
+    return 1e6 / harness.time_calls(lambda _: (loop(steps), steps)[1], calls=1, warmup=0)[0]
 
 
 def pool_loops(env_id: str, num_envs: int, horizon: int):
@@ -107,15 +104,12 @@ def torchrl_loops(env_id: str, num_envs: int, horizon: int):
 def measure(name: str, make_loops, steps: int, horizon: int, rounds: int) -> dict:
     dropped, kept, close = make_loops()
     dropped(horizon), kept(horizon)  # warm-up
-    drop_us, keep_us = [], []
-    for i in range(rounds):
-        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
-            gc.collect()
-            (drop_us if which == 0 else keep_us).append(timed(dropped if which == 0 else kept, steps))
+    loops = {"dropped": dropped, "kept": kept}
+    times = harness.measure_rounds(list(loops), rounds, lambda which: us_per_step(loops[which], steps))
     close()
-    ratios = [k / d for d, k in zip(drop_us, keep_us)]
-    return {"case": name, "dropped_us": statistics.median(drop_us), "kept_us": statistics.median(keep_us),
-            "ratio": statistics.median(ratios), "rounds": rounds}
+    return {"case": name, "dropped_us": statistics.median(times["dropped"]),
+            "kept_us": statistics.median(times["kept"]), "ratio": harness.paired(times["kept"], times["dropped"]).ratio,
+            "rounds": rounds}
 
 
 def cases(args) -> list[tuple[str, Callable, int]]:
@@ -130,7 +124,7 @@ def cases(args) -> list[tuple[str, Callable, int]]:
                     lambda e=env_id, n=num_envs: compat_loops(compat, e, n, args.horizon), steps))
         out.append((f"TorchPoolEnv, {label}", lambda e=env_id, n=num_envs: torchrl_loops(e, n, args.horizon),
                     steps))
-        if bench.envpool_available():
+        if harness.envpool_available():
             import envpool
 
             out.append((f"EnvPool {envpool.__version__}, {label}",
@@ -157,35 +151,24 @@ def main() -> None:
 
 
 def record(results: list[dict], args) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = bench.machine(("envpool", "torchrl", "tensordict"))
-    lines = ["<!-- keep-outputs:begin -->", "## Keeping each step's outputs (benchmarks/keep_outputs.py)", "",
-             f"Machine: {info['cpu']}, {info['cores']} cores, {info['ram']}; {info['os']}; {info['versions']}.",
-             f"Microseconds per step (steps of all envs; the default num_threads), medians of {args.rounds} "
-             f"interleaved rounds. Kept: every output appended to a list started anew every {args.horizon} "
-             "steps (TorchPoolEnv: `rollout(128)`); dropped: nothing kept past the next step (TorchPoolEnv: "
-             "`step_and_maybe_reset`). Target: kept <= 2x dropped.", "",
-             "| case | dropped (us/step) | kept (us/step) | kept / dropped |", "|---|---:|---:|---:|"]
-    for r in results:
-        lines.append(f"| {r['case']} | {r['dropped_us']:.1f} | {r['kept_us']:.1f} | {r['ratio']:.2f}x |")
-    lines.append("<!-- keep-outputs:end -->")
-    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), "<!-- keep-outputs:begin -->",
-                        "<!-- keep-outputs:end -->")
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(results) + 1.2))
-    names = [r["case"] for r in results]
-    ax.barh(names, [r["ratio"] for r in results], color="tab:blue")
+    rows = [(r["case"], f"{r['dropped_us']:.1f}", f"{r['kept_us']:.1f}", f"{r['ratio']:.2f}x") for r in results]
+    harness.record_section(
+        "keep-outputs", "Keeping each step's outputs (`benchmarks/keep_outputs.py`)",
+        packages=("envpool", "torchrl", "tensordict"),
+        question="What does keeping each step's outputs cost a loop? Target: kept <= 2x dropped.",
+        settings=[f"- Settings: microseconds per step (steps of all envs; the default num_threads), medians of "
+                  f"{args.rounds} interleaved rounds. Kept: every output appended to a list started anew every "
+                  f"{args.horizon} steps (TorchPoolEnv: `rollout({args.horizon})`); dropped: nothing kept past the "
+                  "next step (TorchPoolEnv: `step_and_maybe_reset`)."],
+        body=[*harness.markdown_table(("case", "dropped (us/step)", "kept (us/step)", "kept / dropped"), rows),
+              "", "![kept / dropped per case](keep_outputs.png)"])
+    figure, (ax,) = harness.panels(1, (8, 0.45 * len(results) + 1.2))
+    harness.hbars(ax, [r["case"] for r in results], [r["ratio"] for r in results], colors=["tab:blue"] * len(results))
     ax.axvline(2.0, color="gray", linestyle="--", label="target (2x)")
     ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.invert_yaxis()
     ax.set_xlabel("per-step time kept / dropped")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(HERE / "keep_outputs.png", dpi=120)
-    print("wrote RESULTS.md and keep_outputs.png")
+    harness.save(figure, harness.OUTPUT / "keep_outputs.png")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ Python loop (one env, in the reference environment of tests/test_dmc_parity.py).
     python benchmarks/mujoco_tasks.py --quick     # smoke test; prints only
     python benchmarks/mujoco_tasks.py --repeats 5
 
-Method. Every (env, system, mode, num_envs) case is timed by a runner of
-``torchpool.bench`` (the same runners as benchmarks/classic.py): actions
+Method (benchmarks/harness). Every (env, system, mode, num_envs) case is
+timed by a runner of ``torchpool._side_by_side`` (as in classic.py): actions
 uniform in [-1, 1] generated before the timed loop, a warm-up, then ``calls``
 step calls, every output handed over as a torch tensor (the NumPy systems pay
 ``torch.from_numpy`` inside the loop). Sync modes step all ``num_envs`` per
@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import functools
 import importlib.util
 import os
@@ -55,7 +54,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchpool import bench
+import harness
+
 from torchpool.families.dmc import dm_control_suite_dir
 from torchpool.families.mujoco import mujoco_assets_dir
 
@@ -148,7 +148,6 @@ print(calls / elapsed, elapsed / calls * 1e6)
 """
 # An AsyncVectorEnv worker imports gymnasium, mujoco and numpy: budget this much per worker.
 GYM_ASYNC_MIB_PER_WORKER = 200
-BEGIN, END = "<!-- mujoco:begin -->", "<!-- mujoco:end -->"
 DM_CONTROL_PYTHON = ""  # --dm-control-python
 
 RAW_STEP_SOURCE = r"""
@@ -226,7 +225,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--num-envs", nargs="+", type=int, default=list(NUM_ENVS), help="pool sizes")
     parser.add_argument("--gym-async-max-envs", type=int, default=64,
                         help="largest num_envs tried with Gymnasium's AsyncVectorEnv (one process per env)")
-    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+    parser.add_argument("--output-dir", type=Path, default=harness.OUTPUT,
                         help="where RESULTS.md and mujoco.png are written")
     args = parser.parse_args()
     args.env_ids = args.env_ids or list(ENV_IDS[args.suite])
@@ -271,38 +270,19 @@ def raw_mj_steps_per_s(binary: Path, env_id: str, seconds: float, processes: int
 # ---- cases -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Case:
-    env_id: str
-    system: str      # "torchpool", "envpool", "gymnasium-sync", "gymnasium-async" or "dm_control"
-    mode: str        # "sync" or "async"
-    num_envs: int
+class Case(harness.SystemCase):
+    """One system at one size (system: also "dm_control", its own Python loop of one env)."""
 
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs if self.mode == "sync" else max(1, self.num_envs // 2)
+    LABELS = SYSTEMS
 
-    @property
-    def label(self) -> str:
-        return SYSTEMS[self.system, self.mode]
-
-    def run(self, calls: int) -> bench.Result:
-        async_batch = self.batch_size if self.mode == "async" else None
-        if self.system == "torchpool":
-            return bench.run_torchpool(self.env_id, self.num_envs, calls, batch_size=async_batch, warmup=20)
-        if self.system == "envpool":
-            return bench.run_envpool(self.env_id, self.num_envs, calls, batch_size=async_batch, warmup=20)
+    def run(self, calls: int) -> harness.Result:
         if self.system == "dm_control":
             domain, task = TASKS[self.env_id].dm_control
             done = subprocess.run([DM_CONTROL_PYTHON, "-c", DM_CONTROL_LOOP, domain, task, str(calls)],
                                   capture_output=True, text=True, check=True)
             steps_per_s, us = map(float, done.stdout.split())
-            return bench.Result("dm_control", "sync", self.env_id, 1, 1, 1, steps_per_s, us)
-        return bench.run_gymnasium(self.env_id, self.num_envs, calls, self.system.removeprefix("gymnasium-"),
-                                   warmup=5)
-
-    def __str__(self) -> str:
-        return f"{self.env_id} {self.label} num_envs={self.num_envs}"
+            return harness.Result("dm_control", "sync", self.env_id, 1, 1, 1, steps_per_s, us)
+        return super().run(calls, warmup=5 if self.system.startswith("gymnasium") else 20)
 
 
 @dataclass(frozen=True)
@@ -335,7 +315,7 @@ def cells(row: Row) -> tuple[str, ...]:
 
 def make_cases(suite: str, env_ids: list[str], sizes: list[int]) -> list[Case]:
     systems = [key for key in SYSTEMS if key[0] in SUITE_SYSTEMS[suite]
-               and (key[0] != "envpool" or bench.envpool_available())]
+               and (key[0] != "envpool" or harness.envpool_available())]
     cases = [Case(env_id, system, mode, n) for env_id in env_ids for n in sizes for system, mode in systems
              if system != "dm_control"]
     if ("dm_control", "sync") in systems:  # one env, whatever the pool sizes
@@ -343,48 +323,29 @@ def make_cases(suite: str, env_ids: list[str], sizes: list[int]) -> list[Case]:
     return cases
 
 
-def gym_async_skip_reason(num_envs: int, max_envs: int) -> str | None:
-    if num_envs > max_envs:
-        return f"num_envs > --gym-async-max-envs={max_envs}"
-    free_mib = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
-    if num_envs * GYM_ASYNC_MIB_PER_WORKER > free_mib / 2:
-        return f"{num_envs} worker processes may need ~{num_envs * GYM_ASYNC_MIB_PER_WORKER} MiB of {free_mib:.0f}"
-    return None
-
-
 def draw_plot(table: list[Row], raw: dict[str, float], info: dict[str, str], repeats: int, path: Path) -> None:
     """One panel per env: steps/s per system and num_envs as grouped bars, the raw limit as a line."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     colors = {"torchpool": "tab:blue", "envpool": "tab:orange", "gymnasium-sync": "tab:green",
               "gymnasium-async": "tab:red", "dm_control": "tab:purple"}
     env_ids = sorted({row.case.env_id for row in table})
     sizes = sorted({row.case.num_envs for row in table})
-    figure, axes = plt.subplots(1, len(env_ids), figsize=(6 * len(env_ids), 5.5), squeeze=False)
-    width = 0.8 / len(SYSTEMS)
-    for axis, env_id in zip(axes[0], env_ids):
-        for k, ((system, mode), label) in enumerate(SYSTEMS.items()):
+    figure, axes = harness.panels(len(env_ids), (6, 5.5))
+    for axis, env_id in zip(axes, env_ids):
+        series, styles = {}, {}
+        for (system, mode), label in SYSTEMS.items():
             values = {row.case.num_envs: row.steps_per_s for row in table
                       if (row.case.env_id, row.case.system, row.case.mode) == (env_id, system, mode)}
             if values:
-                xs = [i + (k - len(SYSTEMS) / 2 + 0.5) * width for i, n in enumerate(sizes) if n in values]
-                axis.bar(xs, [values[n] for n in sizes if n in values], width, color=colors[system],
-                         hatch="//" if mode == "async" else None, edgecolor="white",
-                         label=label + (" (batch = num_envs / 2)" if mode == "async" else ""))
+                label += " (batch = num_envs / 2)" if mode == "async" else ""
+                series[label] = [values.get(n, 0.0) for n in sizes]
+                styles[label] = dict(color=colors[system], hatch="//" if mode == "async" else None,
+                                     edgecolor="white")
+        harness.grouped_bars(axis, [f"num_envs={n}" for n in sizes], series, styles)
         axis.axhline(raw[env_id], color="black", linestyle="--", label="raw limit (cores x 1-thread mj_step)")
-        axis.set_xticks(range(len(sizes)), [f"num_envs={n}" for n in sizes])
+        axis.get_legend().remove()
         axis.set(ylabel="env steps/s", title=f"{env_id} (frames/s = {TASKS[env_id].frame_skip} x steps/s)")
-        axis.grid(True, axis="y", alpha=0.3)
-    handles, labels = max((axis.get_legend_handles_labels() for axis in axes[0]), key=lambda hl: len(hl[1]))
-    figure.legend(handles, labels, loc="lower center", ncol=4, fontsize=9, frameon=False)
-    figure.suptitle(f"MuJoCo throughput, median of {repeats} repeat{'s' * (repeats > 1)}\n"
-                    f"{info['cpu']}, {info['cores']} cores, {info['ram']} RAM")
-    figure.tight_layout(rect=(0, 0.1, 1, 1))
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    harness.save(figure, path, title=f"MuJoCo throughput, median of {repeats} repeat{'s' * (repeats > 1)}",
+                 info=info, legend_below=4)
 
 
 if __name__ == "__main__":
@@ -396,7 +357,8 @@ if __name__ == "__main__":
     cases = []
     DM_CONTROL_PYTHON = args.dm_control_python
     for case in make_cases(args.suite, args.env_ids, args.num_envs):
-        reason = case.system == "gymnasium-async" and gym_async_skip_reason(case.num_envs, args.gym_async_max_envs)
+        reason = case.system == "gymnasium-async" and harness.gym_async_skip_reason(
+            case.num_envs, args.gym_async_max_envs, GYM_ASYNC_MIB_PER_WORKER)
         if reason:
             skipped[case] = reason
         else:
@@ -406,30 +368,26 @@ if __name__ == "__main__":
         raw_binary = build_raw_step(Path(scratch))
         raw_seconds = min(1.0, args.target_seconds)
         print(f"Pilot pass over {len(cases)} cases, then {args.repeats} repeat(s) ...", flush=True)
-        calls: dict[Case, int] = {}
-        for case in cases:
-            try:
-                pilot = case.run(5 if case.system.startswith("gymnasium") else 20)
-                calls[case] = max(10, round(args.target_seconds * 1e6 / pilot.us_per_call))
-            except Exception as error:  # e.g. AsyncVectorEnv out of processes: skip the case, say why
-                skipped[case] = f"pilot failed: {type(error).__name__}: {error}"
+        calls, failed = harness.pilot(
+            cases, lambda case: case.run(5 if case.system.startswith("gymnasium") else 20).us_per_call,
+            args.target_seconds)
+        skipped.update(failed)
         cases = [case for case in cases if case in calls]
 
-        # Timed repeats: every case once per repeat, alternating direction, each followed
-        # by a raw-limit measurement: this VM's speed drifts by tens of % within minutes,
-        # and the ratio of two adjacent runs cancels most of it.
-        measurements: dict[Case, list[bench.Result]] = {case: [] for case in cases}
-        raw_rates: dict[str, list[float]] = {env_id: [] for env_id in args.env_ids}
-        of_raw: dict[Case, list[float]] = {case: [] for case in cases}
-        for repeat in range(args.repeats):
-            for case in cases if repeat % 2 == 0 else reversed(cases):
-                measurements[case].append(case.run(calls[case]))
-                raw_rates[case.env_id].append(raw_mj_steps_per_s(raw_binary, case.env_id, raw_seconds))
-                limit = cores * raw_rates[case.env_id][-1] / TASKS[case.env_id].frame_skip
-                of_raw[case].append(measurements[case][-1].steps_per_s / limit)
-            print(f"  repeat {repeat + 1}/{args.repeats} done ({(time.perf_counter() - started) / 60:.1f} min)",
-                  flush=True)
+        def measure(case: Case) -> tuple[harness.Result, float]:
+            """The case, then a raw-limit measurement right after it: this VM's speed drifts by tens of % within
+            minutes, and the ratio of two adjacent runs cancels most of it."""
+            return case.run(calls[case]), raw_mj_steps_per_s(raw_binary, case.env_id, raw_seconds)
+
+        # Timed repeats: every case once per repeat, alternating direction.
+        runs = harness.measure_rounds(cases, args.repeats, measure, progress="MuJoCo")
     elapsed_min = (time.perf_counter() - started) / 60
+    measurements = {case: [result for result, _ in pairs] for case, pairs in runs.items()}
+    raw_rates: dict[str, list[float]] = {env_id: [] for env_id in args.env_ids}
+    of_raw: dict[Case, list[float]] = {}
+    for case, pairs in runs.items():
+        raw_rates[case.env_id] += [raw for _, raw in pairs]
+        of_raw[case] = [result.steps_per_s / (cores * raw / TASKS[case.env_id].frame_skip) for result, raw in pairs]
 
     # The raw limit in env steps/s: cores x one thread's mj_step rate / frame_skip.
     raw_limit = {env_id: cores * statistics.median(rates) / TASKS[env_id].frame_skip
@@ -439,8 +397,8 @@ if __name__ == "__main__":
         rates = [result.steps_per_s for result in results]
         median = statistics.median(rates)
         rows[case] = Row(case, results[0].num_threads, calls[case], median,
-                         statistics.median(result.us_per_call for result in results),
-                         (max(rates) - min(rates)) / median, of_raw=statistics.median(of_raw[case]))
+                         statistics.median(result.us_per_call for result in results), harness.spread(rates),
+                         of_raw=statistics.median(of_raw[case]))
     for case, row in rows.items():
         envpool = rows.get(dataclasses.replace(case, system="envpool"))
         if case.system == "torchpool" and envpool:
@@ -449,11 +407,8 @@ if __name__ == "__main__":
     table = sorted(rows.values(), key=lambda row: (row.case.env_id, row.case.num_envs,
                                                    order.index((row.case.system, row.case.mode))))
 
-    widths = [max(len(column), *(len(cells(row)[i]) for row in table)) for i, column in enumerate(COLUMNS)]
     print(f"\nMedians of {args.repeats} repeat(s), ~{args.target_seconds} s per measurement, {elapsed_min:.1f} min.")
-    print("  ".join(column.rjust(width) for column, width in zip(COLUMNS, widths)))
-    for row in table:
-        print("  ".join(cell.rjust(width) for cell, width in zip(cells(row), widths)))
+    harness.print_table(COLUMNS, [cells(row) for row in table])
     raw_lines = [f"{env_id}: {cores} x {statistics.median(raw_rates[env_id]):,.0f} mj_step/s / frame_skip "
                  f"{TASKS[env_id].frame_skip} = {raw_limit[env_id]:,.0f} env steps/s "
                  f"({cores * statistics.median(raw_rates[env_id]):,.0f} frames/s)" for env_id in args.env_ids]
@@ -465,51 +420,41 @@ if __name__ == "__main__":
         print("\n--quick: RESULTS.md and mujoco.png left untouched.")
         sys.exit(0)
 
-    info = bench.machine(("envpool", "gymnasium", "mujoco"))
+    packages = ("envpool", "gymnasium", "mujoco")
     args.output_dir.mkdir(parents=True, exist_ok=True)
     dmc = args.suite == "dmc"
     png = "dmc.png" if dmc else "mujoco.png"
-    begin, end = ("<!-- dmc:begin -->", "<!-- dmc:end -->") if dmc else (BEGIN, END)
     frame_skips = ", ".join(f"{env_id} {TASKS[env_id].frame_skip}" for env_id in args.env_ids)
-    draw_plot(table, raw_limit, info, args.repeats, args.output_dir / png)
-    command = " ".join(["python benchmarks/mujoco_tasks.py", *sys.argv[1:]])
-    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
-        begin,
-        "## The Control Suite: steps/s and frames/s (`benchmarks/mujoco_tasks.py --suite dmc`)" if dmc else
-        "## MuJoCo: steps/s and frames/s (`benchmarks/mujoco_tasks.py`)",
-        "",
-        (f"How many env steps/s does torchpool deliver on {', '.join(args.env_ids)}, next to EnvPool and "
-         "dm_control's own Python loop (one env, mujoco 3.17 in its own environment), and how close is it to "
-         "the machine's raw limit? Targets: at least 1.2x EnvPool and 90% of the raw limit." if dmc else
-         "How many env steps/s does torchpool deliver on Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to "
-         "EnvPool and Gymnasium's vector envs, and how close is it to the machine's raw limit? "
-         "Targets: at least 1.2x EnvPool and 90% of the raw limit."),
-        "",
-        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
-        f"- Software: {info['versions']}",
-        f"- Command: `{command}` ({elapsed_min:.1f} min)",
-        f"- Settings: {args.repeats} repeats, each timing every case once in turn (alternating direction); "
-        f"~{args.target_seconds} s per measurement after a warm-up; actions uniform in [-1, 1] generated before "
-        "the timed loop; outputs handed over as torch tensors by every system. Sync: all `num_envs` step per "
-        "call; async: send/recv of `batch_size = num_envs // 2`. Threads: torchpool's and EnvPool's defaults "
-        "(min(cores, num_envs) and min(cores, batch_size)); AsyncVectorEnv runs one process per env. "
-        f"frames/s = steps/s x frame_skip ({frame_skips}). spread = (max - min) / median over repeats.",
-        "- Raw limit: cores x one thread's rate of bare `mj_step` calls on the same model and episodes "
-        "(random controls held for frame_skip steps, the task's reset noise and termination, and the physics "
-        "steps a reset runs, timed but not counted as steps: CheetahRun-v1's 200), timed by a tiny "
-        "C++ program against the same libmujoco, in env steps/s (÷ frame_skip). "
-        "Measured right after every case; `of raw limit` = the median over repeats of steps/s over the limit "
-        "measured right after that run (the VM's speed drifts by tens of % within minutes).",
-        "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|" + "|".join("---:" if i >= 3 else "---" for i in range(len(COLUMNS))) + "|",
-        *["| " + " | ".join(cells(row)) + " |" for row in table],
-        "",
-        "Raw limits: " + "; ".join(raw_lines) + ".",
-        "",
-        *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
-        f"![MuJoCo steps/s per system and num_envs]({png})",
-        end,
-    ]), begin, end)
-    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / png}")
+    draw_plot(table, raw_limit, harness.machine(packages), args.repeats, args.output_dir / png)
+    harness.record_section(
+        "dmc" if dmc else "mujoco",
+        "The Control Suite: steps/s and frames/s (`benchmarks/mujoco_tasks.py --suite dmc`)" if dmc else
+        "MuJoCo: steps/s and frames/s (`benchmarks/mujoco_tasks.py`)", path=args.output_dir / "RESULTS.md",
+        packages=packages,
+        question=(f"How many env steps/s does torchpool deliver on {', '.join(args.env_ids)}, next to EnvPool and "
+                  "dm_control's own Python loop (one env, mujoco 3.17 in its own environment), and how close is it "
+                  "to the machine's raw limit? Targets: at least 1.2x EnvPool and 90% of the raw limit." if dmc else
+                  "How many env steps/s does torchpool deliver on Ant-v5, HalfCheetah-v5 and Humanoid-v5, next to "
+                  "EnvPool and Gymnasium's vector envs, and how close is it to the machine's raw limit? "
+                  "Targets: at least 1.2x EnvPool and 90% of the raw limit."),
+        settings=[
+            f"- Settings: {args.repeats} repeats, each timing every case once in turn (alternating direction); "
+            f"~{args.target_seconds} s per measurement after a warm-up; actions uniform in [-1, 1] generated before "
+            "the timed loop; outputs handed over as torch tensors by every system. Sync: all `num_envs` step per "
+            "call; async: send/recv of `batch_size = num_envs // 2`. Threads: torchpool's and EnvPool's defaults "
+            "(min(cores, num_envs) and min(cores, batch_size)); AsyncVectorEnv runs one process per env. "
+            f"frames/s = steps/s x frame_skip ({frame_skips}). spread = (max - min) / median over repeats.",
+            "- Raw limit: cores x one thread's rate of bare `mj_step` calls on the same model and episodes "
+            "(random controls held for frame_skip steps, the task's reset noise and termination, and the physics "
+            "steps a reset runs, timed but not counted as steps: CheetahRun-v1's 200), timed by a tiny "
+            "C++ program against the same libmujoco, in env steps/s (÷ frame_skip). "
+            "Measured right after every case; `of raw limit` = the median over repeats of steps/s over the limit "
+            "measured right after that run (the VM's speed drifts by tens of % within minutes)."],
+        body=[
+            *harness.markdown_table(COLUMNS, [cells(row) for row in table], text_columns=3),
+            "",
+            "Raw limits: " + "; ".join(raw_lines) + ".",
+            "",
+            *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
+            f"![MuJoCo steps/s per system and num_envs]({png})",
+        ])

@@ -1,7 +1,8 @@
 """How fast does torchpool step Python envs, next to the vector envs users would otherwise pick?
 
 Systems, each built fresh for its turn (idle workers of one would disturb
-another; PufferLib's spin), in interleaved rounds whose order rotates:
+another; PufferLib's spin), in interleaved rounds whose order rotates
+(benchmarks/harness):
 a bare one-env loop (one process: the ceiling of one core); torchpool's
 process pool, sync and async (``batch_size = num_envs / 2``); Gymnasium's
 ``SyncVectorEnv`` and ``AsyncVectorEnv(shared_memory=True)``; torchrl's
@@ -38,22 +39,18 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import statistics
-import time
 from collections.abc import Callable
-from pathlib import Path
 
 import gymnasium
+import harness
 import numpy as np
 import torch
 
 import torchpool
 import torchpool.gym
-from torchpool import bench
 from torchpool._workers import process_pool
 
-HERE = Path(__file__).resolve().parent
 ENVS = ("CartPole-v1", "Ant-v5", "uneven")
 VERSUS_SYNC_ENVS = ("CartPole-v1", "LunarLander-v3", "MiniGrid-Empty-8x8-v0", "Ant-v5", "uneven")
 
@@ -80,16 +77,6 @@ def actions_for(space, count: int, num_envs: int) -> list[np.ndarray]:
     if isinstance(space, gymnasium.spaces.Discrete):
         return [rng.integers(0, space.n, num_envs) for _ in range(count)]
     return [rng.uniform(-1, 1, (num_envs, *space.shape)).astype(space.dtype) for _ in range(count)]
-
-
-def timed(step: Callable[[int], int], seconds: float, warmup: float = 0.3) -> float:
-    """Env steps/s of ``step(i)`` (which returns the env steps it made), after a warm-up."""
-    for phase in (warmup, seconds):
-        start, steps, i = time.perf_counter(), 0, 0
-        while time.perf_counter() - start < phase:
-            steps += step(i)
-            i += 1
-    return steps / (time.perf_counter() - start)
 
 
 # ---- the systems: each returns (step, close) --------------------------------
@@ -255,17 +242,21 @@ SYSTEMS: dict[str, Callable] = {
 SECONDS = {"CartPole-v1": 2.0, "Ant-v5": 3.0, "uneven": 3.0}
 
 
+def measure(make: Callable, env: str, num_envs: int, seconds: float, warmup: float = 0.3) -> harness.Rate:
+    """A system built fresh for its turn, stepped for ``seconds`` after ``warmup``, then closed."""
+    step, close = make(env, num_envs)
+    try:
+        return harness.rate_for(step, seconds, warmup)
+    finally:
+        close()
+
+
 def run(envs: list[str], systems: list[str], rounds: int, num_envs: int) -> dict:
     results = {env: {name: [] for name in systems} for env in envs}
     for r in range(rounds):
         for env in envs:
-            order = systems[r % len(systems):] + systems[:r % len(systems)]
-            for name in order:
-                step, close = SYSTEMS[name](env, num_envs)
-                try:
-                    rate = timed(step, SECONDS[env])
-                finally:
-                    close()
+            for name in harness.round_order(systems, r, "rotate"):
+                rate = measure(SYSTEMS[name], env, num_envs, SECONDS[env]).steps_per_s
                 results[env][name].append(rate)
                 print(f"round {r + 1}/{rounds}  {env:12s} {name:45s} {rate:12,.0f} steps/s", flush=True)
     return {env: {name: statistics.median(rates) for name, rates in by.items()} for env, by in results.items()}
@@ -274,13 +265,12 @@ def run(envs: list[str], systems: list[str], rounds: int, num_envs: int) -> dict
 def spins(num_envs: int, rounds: int) -> None:
     """NOTE [Yielding spins]: the process pool with and without yielding polls before sleeping."""
     settings = [(0, 0), (100, 100), (1000, 1000), (10000, 10000)]
-    rates = {s: [] for s in settings}
-    for _ in range(rounds):
-        for parent, worker in settings:
-            process_pool._PARENT_SPIN_POLLS, process_pool._WORKER_SPIN_POLLS = parent, worker
-            step, close = torchpool_sync("CartPole-v1", num_envs)
-            rates[(parent, worker)].append(timed(step, 2.0))
-            close()
+
+    def rate(setting: tuple[int, int]) -> float:
+        process_pool._PARENT_SPIN_POLLS, process_pool._WORKER_SPIN_POLLS = setting
+        return measure(torchpool_sync, "CartPole-v1", num_envs, 2.0).steps_per_s
+
+    rates = harness.measure_rounds(settings, rounds, rate)
     for (parent, worker), values in rates.items():
         print(f"parent {parent:6d} worker {worker:6d} yields: {statistics.median(values):10,.0f} steps/s")
 
@@ -289,15 +279,15 @@ def modes(num_envs: int, rounds: int) -> None:
     """Which core schedule collects the answers fastest: the declared step cost (and threads) picks it."""
     settings = {"caller_runs_items": (1000.0, 1), "caller_only / workers": (50e3, 1),
                 "workers": (20e6, 1), "caller_as_worker": (20e3, 2)}
-    rates = {(name, kind): [] for name in settings for kind in ("sync", "async")}
     saved = process_pool._STEP_COST_NS, process_pool._THREADS
-    for _ in range(rounds):
-        for name, (cost, threads) in settings.items():
-            process_pool._STEP_COST_NS, process_pool._THREADS = cost, threads
-            for kind, make in (("sync", torchpool_sync), ("async", torchpool_async)):
-                step, close = make("CartPole-v1", num_envs)
-                rates[(name, kind)].append(timed(step, 2.0))
-                close()
+    makes = {"sync": torchpool_sync, "async": torchpool_async}
+
+    def rate(case: tuple[str, str]) -> float:
+        name, kind = case
+        process_pool._STEP_COST_NS, process_pool._THREADS = settings[name]
+        return measure(makes[kind], "CartPole-v1", num_envs, 2.0).steps_per_s
+
+    rates = harness.measure_rounds([(name, kind) for name in settings for kind in makes], rounds, rate)
     process_pool._STEP_COST_NS, process_pool._THREADS = saved
     for (name, kind), values in rates.items():
         print(f"{name:24s} {kind:5s} {statistics.median(values):10,.0f} steps/s")
@@ -315,22 +305,19 @@ def versus_sync(envs: list[str], sizes: list[int], rounds: int, through: str = "
     results = {}
     for env in envs:
         for num_envs in sizes:
-            ours, theirs, chosen, cpu = [], [], [], {"ours": [], "theirs": []}
-            for r in range(rounds):
-                # Gymnasium's default autoreset (next_step) on both sides: same_step steps each ending
-                # env once more per episode (its reset in the same call), more work per env step counted.
-                turns = [("ours", functools.partial(ours_system, report=chosen)), ("theirs", gymnasium_vector("sync"))]
-                for name, make in turns if r % 2 == 0 else turns[::-1]:
-                    step, close = make(env, num_envs)
-                    try:
-                        rate, cpu_per_step = bench.timed_with_cpu(step, VERSUS_SECONDS)
-                    finally:
-                        close()
-                    (ours if name == "ours" else theirs).append(rate)
-                    cpu[name].append(cpu_per_step)
+            chosen: list[str] = []
+            # Gymnasium's default autoreset (next_step) on both sides: same_step steps each ending
+            # env once more per episode (its reset in the same call), more work per env step counted.
+            turns = {"ours": functools.partial(ours_system, report=chosen), "theirs": gymnasium_vector("sync")}
+            rates = harness.measure_rounds(
+                list(turns), rounds,
+                lambda name, turns=turns, env=env, num_envs=num_envs: measure(turns[name], env, num_envs,
+                                                                              VERSUS_SECONDS, warmup=0.2))
+            ours, theirs = ([rate.steps_per_s for rate in rates[name]] for name in turns)
+            our_cpu, their_cpu = ([rate.cpu_s_per_step for rate in rates[name]] for name in turns)
             results[(env, num_envs)] = (statistics.median(ours), statistics.median(theirs),
-                                        "/".join(sorted(set(chosen))), statistics.median(cpu["ours"]),
-                                        statistics.median(cpu["theirs"]))
+                                        "/".join(sorted(set(chosen))), statistics.median(our_cpu),
+                                        statistics.median(their_cpu))
             o, t, c, oc, tc = results[(env, num_envs)]
             print(f"{env:24s} {num_envs:3d} envs  torchpool {o:10,.0f}  SyncVectorEnv {t:10,.0f}  "
                   f"{o / t:5.2f}x  steps in: {c}  CPU us/step {oc * 1e6:7.1f} vs {tc * 1e6:7.1f}", flush=True)
@@ -341,14 +328,11 @@ def where(envs: list[str], sizes: list[int], rounds: int) -> None:
     """NOTE [Where envs step]: the same pool stepping in the caller and in workers, interleaved."""
     for env in envs:
         for num_envs in sizes:
-            rates = {"caller": [], "workers": []}
-            for r in range(rounds):
-                for steps_in in ("caller", "workers") if r % 2 == 0 else ("workers", "caller"):
-                    step, close = torchpool_sync(env, num_envs, steps_in=steps_in)
-                    try:
-                        rates[steps_in].append(timed(step, VERSUS_SECONDS, warmup=0.2))
-                    finally:
-                        close()
+            rates = harness.measure_rounds(
+                ["caller", "workers"], rounds,
+                lambda steps_in, env=env, num_envs=num_envs: measure(
+                    functools.partial(torchpool_sync, steps_in=steps_in), env, num_envs, VERSUS_SECONDS,
+                    warmup=0.2).steps_per_s)
             caller, workers = statistics.median(rates["caller"]), statistics.median(rates["workers"])
             print(f"{env:24s} {num_envs:3d} envs  caller {caller:10,.0f}  workers {workers:10,.0f}  "
                   f"workers/caller {workers / caller:5.2f}x", flush=True)
@@ -358,60 +342,45 @@ VIA_GYM = " through its Gymnasium VectorEnv (NumPy outputs, infos as SyncVectorE
 
 
 def record_versus_sync(results: dict, rounds: int, through: str = "pool") -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = bench.machine(("gymnasium", "minigrid", "Box2D"))
+    packages = ("gymnasium", "minigrid", "Box2D")
     suffix = "" if through == "pool" else f"_{through}"  # the section's and the plot's names
-    marker = f"python-envs-vs-sync{suffix.replace('_', '-')}"
-    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
-    load = os.getloadavg()
     ours = "torchpool.make(env_fn)" if through == "pool" else "torchpool.gym.VectorEnv(env_fn)"
-    lines = [begin, f"## Python envs: {ours} against SyncVectorEnv (benchmarks/python_envs.py "
-             f"--versus-sync{'' if through == 'pool' else ' --through gym'})", "",
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
-             f"{info['ram']}; {info['os']}; {info['versions']}; load average at the end "
-             f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min: other work shared the cores).",
-             f"torchpool sync{'' if through == 'pool' else VIA_GYM} "
-             f"(it chooses where envs step: NOTE [Where envs step]) against Gymnasium's "
-             f"SyncVectorEnv, both with Gymnasium's default autoreset (next_step; torchpool's default same_step "
-             f"steps each ending env once more per episode); batch_size = num_envs; the two alternate in "
-             f"{rounds} rounds of {VERSUS_SECONDS:.1f} s each; medians, env steps/s (one env advancing once; "
-             "frames/s are the same, no frame skip).", "",
-             "CPU: this process's CPU time per env step (both sides step in it when torchpool steps in the "
-             "caller; a busy host lengthens the wall time of both, their CPU time far less). With workers it "
-             "counts the parent only, so it is not shown.", "",
-             "| env | num_envs | torchpool steps/s | SyncVectorEnv steps/s | ratio | steps in | CPU µs/step, "
+    lines = ["| env | num_envs | torchpool steps/s | SyncVectorEnv steps/s | ratio | steps in | CPU µs/step, "
              "torchpool | CPU µs/step, SyncVectorEnv | CPU ratio |",
              "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
-    for (env, num_envs), (ours, theirs, chosen, our_cpu, their_cpu) in results.items():
+    for (env, num_envs), (our_rate, theirs, chosen, our_cpu, their_cpu) in results.items():
         cpu = (f"{our_cpu * 1e6:.1f} | {their_cpu * 1e6:.1f} | {their_cpu / our_cpu:.2f}x" if chosen == "caller"
                else "- | - | -")
-        lines.append(f"| {env} | {num_envs} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x | {chosen} | "
+        lines.append(f"| {env} | {num_envs} | {our_rate:,.0f} | {theirs:,.0f} | {our_rate / theirs:.2f}x | {chosen} | "
                      f"{cpu} |")
-    lines += ["", f"![python_envs_vs_sync{suffix}](python_envs_vs_sync{suffix}.png)", end]
-    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
+    harness.record_section(
+        f"python-envs-vs-sync{suffix.replace('_', '-')}",
+        f"Python envs: {ours} against SyncVectorEnv (`benchmarks/python_envs.py "
+        f"--versus-sync{'' if through == 'pool' else ' --through gym'}`)", packages=packages,
+        settings=[f"- Settings: torchpool sync{'' if through == 'pool' else VIA_GYM} "
+                  f"(it chooses where envs step: NOTE [Where envs step]) against Gymnasium's "
+                  f"SyncVectorEnv, both with Gymnasium's default autoreset (next_step; torchpool's default same_step "
+                  f"steps each ending env once more per episode); batch_size = num_envs; the two alternate in "
+                  f"{rounds} rounds of {VERSUS_SECONDS:.1f} s each; medians, env steps/s (one env advancing once; "
+                  "frames/s are the same, no frame skip).",
+                  "- CPU: this process's CPU time per env step (both sides step in it when torchpool steps in the "
+                  "caller; a busy host lengthens the wall time of both, their CPU time far less). With workers it "
+                  "counts the parent only, so it is not shown."],
+        body=[*lines, "", f"![python_envs_vs_sync{suffix}](python_envs_vs_sync{suffix}.png)"])
     envs = list(dict.fromkeys(env for env, _ in results))
     sizes = sorted({n for _, n in results})
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
-    width = 0.8 / len(sizes)
+    figure, axes = harness.panels(2, (6.5, 4.2))
     panels = ((f"steps/s: {ours} / SyncVectorEnv", lambda r: r[0] / r[1]),
               ("CPU per env step: SyncVectorEnv / torchpool (caller only)",
                lambda r: r[4] / r[3] if r[2] == "caller" else 0.0))
     for ax, (title, ratio) in zip(axes, panels):
-        for k, num_envs in enumerate(sizes):
-            values = [ratio(results[(env, num_envs)]) if (env, num_envs) in results else 0.0 for env in envs]
-            ax.bar(np.arange(len(envs)) + k * width, values, width, label=f"{num_envs} envs")
+        harness.grouped_bars(ax, envs, {f"{n} envs": [ratio(results[(env, n)]) if (env, n) in results else 0.0
+                                                       for env in envs] for n in sizes})
         ax.axhline(1.0, color="k", lw=1, ls="--")
-        ax.set_xticks(np.arange(len(envs)) + width * (len(sizes) - 1) / 2, envs, fontsize=8)
+        ax.tick_params(axis="x", labelsize=8)
         ax.set_title(title, fontsize=10)
-        ax.legend(fontsize=8)
-        ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(f"{info['cpu']}, {info['cores']} cores, load {load[0]:.1f}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(HERE / f"python_envs_vs_sync{suffix}.png", dpi=120)
+    harness.save(figure, harness.OUTPUT / f"python_envs_vs_sync{suffix}.png", info=harness.machine(packages),
+                 title=f"load {harness.load()}")
 
 
 def main() -> None:
@@ -470,41 +439,31 @@ def summarize(results: dict) -> list[str]:
 
 
 def record(results: dict, summary: list[str], args) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = bench.machine(("gymnasium", "torchrl", "stable_baselines3", "pufferlib"))
-    begin, end = "<!-- python-envs:begin -->", "<!-- python-envs:end -->"
     envs = list(results)
     systems = list(results[envs[0]])
-    lines = [begin, "## Python envs in worker processes (benchmarks/python_envs.py)", "",
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
-             f"{info['ram']}; {info['os']}; {info['versions']}.",
-             f"{args.num_envs} envs; async batches of {args.num_envs // 2}; torchpool with its default "
-             f"{torchpool.available_cpus()} worker processes; each system built fresh for its turn, "
-             f"{args.rounds} interleaved rounds ({', '.join(f'{e} {s:.0f} s' for e, s in SECONDS.items())} each); "
-             "medians, env steps/s.", "",
-             "| system | " + " | ".join(envs) + " |", "|---|" + "---:|" * len(envs)]
+    lines = ["| system | " + " | ".join(envs) + " |", "|---|" + "---:|" * len(envs)]
     for name in systems:
         lines.append(f"| {name} | " + " | ".join(f"{results[env][name]:,.0f}" for env in envs) + " |")
-    lines += [""] + [f"- {line}" for line in summary] + ["", "![python_envs](python_envs.png)", end]
-    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
-    fig, axes = plt.subplots(1, len(envs), figsize=(5 * len(envs), 4.2))
-    for ax, env in zip(np.atleast_1d(axes), envs):
+    harness.record_section(
+        "python-envs", "Python envs in worker processes (`benchmarks/python_envs.py`)",
+        packages=("gymnasium", "torchrl", "stable_baselines3", "pufferlib"),
+        question=__doc__.splitlines()[0],
+        settings=[f"- Settings: {args.num_envs} envs; async batches of {args.num_envs // 2}; torchpool with its "
+                  f"default {torchpool.available_cpus()} worker processes; each system built fresh for its turn, "
+                  f"{args.rounds} interleaved rounds ({', '.join(f'{e} {s:.0f} s' for e, s in SECONDS.items())} "
+                  "each); medians, env steps/s."],
+        body=[*lines, "", *[f"- {line}" for line in summary], "", "![python_envs](python_envs.png)"])
+    figure, axes = harness.panels(len(envs), (5, 4.2))
+    for ax, env in zip(axes, envs):
         names = [n for n in systems if not n.startswith("bare")]
-        values = [results[env][n] for n in names]
-        colors = ["tab:orange" if n.startswith("torchpool") else "tab:blue" for n in names]
-        ax.barh(range(len(names)), values, color=colors)
+        harness.hbars(ax, names if ax is axes[0] else [""] * len(names), [results[env][n] for n in names],
+                      colors=["tab:orange" if n.startswith("torchpool") else "tab:blue" for n in names])
         ax.axvline(results[env]["bare loop (1 env, 1 process)"], color="k", ls="--", lw=1, label="bare loop, 1 core")
-        ax.set_yticks(range(len(names)), names if ax is np.atleast_1d(axes)[0] else [""] * len(names), fontsize=8)
+        ax.tick_params(axis="y", labelsize=8)
         ax.set_title(f"{env}, {args.num_envs} envs")
         ax.set_xlabel("env steps/s")
         ax.legend(fontsize=8)
-        ax.grid(axis="x", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(HERE / "python_envs.png", dpi=120)
+    harness.save(figure, harness.OUTPUT / "python_envs.png")
 
 
 if __name__ == "__main__":

@@ -38,24 +38,22 @@ process per core for mj_step), so each ratio splits into three medians:
 from __future__ import annotations
 
 import argparse
-import datetime
+import itertools
 import os
 import statistics
 import tempfile
-import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import atari
+import harness
 import mujoco_tasks
 from tqdm import tqdm
 
 import torchpool
-from torchpool import bench
 from torchpool.families import atari as atari_family
 
-BEGIN, END = "<!-- raw_share:begin -->", "<!-- raw_share:end -->"
 TARGETS = {"atari": 0.85, "mujoco": 0.90}
 
 
@@ -92,20 +90,16 @@ def make_cases(env_ids: list[str]) -> list[Case]:
 
 
 class Stepper:
-    """One long-lived pool, stepped in time slices (bench.torchpool_calls); async keeps a batch in flight."""
+    """One long-lived pool, stepped in time slices (harness.torchpool_calls); async keeps a batch in flight."""
 
     def __init__(self, case: Case, num_threads: int | None = None):
         self.pool = torchpool.make(case.env_id, num_envs=case.num_envs, batch_size=case.batch_size,
                                    num_threads=num_threads)
-        self.call = bench.torchpool_calls(self.pool)
-        self.calls = 0
+        call, calls = harness.torchpool_calls(self.pool), itertools.count()
+        self.step = lambda _: call(next(calls))  # the action batches go on where the last slice stopped
 
     def steps_per_s(self, seconds: float) -> float:
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            steps += self.call(self.calls)
-            self.calls += 1
-        return steps / (time.perf_counter() - start)
+        return harness.rate_for(self.step, seconds, warmup=0).steps_per_s
 
     def close(self) -> None:
         self.pool.close()
@@ -163,13 +157,6 @@ class Round:
         return self.pool / self.raw_together
 
 
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    if len(values) < 2:
-        return values[0], values[0], values[0]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
-
-
 def measure_all(cases: list[Case], raw: RawLimit, rounds: int, slice_seconds: float,
                 warmup_seconds: float) -> dict[Case, list[Round]]:
     """Rounds over every case: each round times every case's four slices (pool, one-thread pool, raw one
@@ -186,18 +173,16 @@ def measure_all(cases: list[Case], raw: RawLimit, rounds: int, slice_seconds: fl
                 stepper.steps_per_s(warmup_seconds)
         results: dict[Case, list[Round]] = {case: [] for case in cases}
         with tqdm(total=rounds * len(cases), desc="rounds x cases", unit="case") as progress:
-            for index in range(rounds):
-                for case in cases:
-                    stepper, one_thread = steppers[case]
-                    # Called within this iteration, so the loop variables they read are this case's.
-                    slices = {"pool": lambda: stepper.steps_per_s(slice_seconds),  # noqa: B023
-                              "pool_one_thread": lambda: one_thread.steps_per_s(slice_seconds),  # noqa: B023
-                              "raw_one": lambda: raw.one(case.env_id, slice_seconds),  # noqa: B023
-                              "raw_together": lambda: raw.together(case.env_id, slice_seconds)}  # noqa: B023
-                    order = list(slices) if index % 2 == 0 else list(reversed(slices))
-                    rates = {name: slices[name]() for name in order}
-                    results[case].append(Round(**rates, cores=raw.cores))
-                    progress.update()
+            for index, case in harness.interleaved(cases, rounds, order="same"):
+                stepper, one_thread = steppers[case]
+                # Called within this iteration, so the loop variables they read are this case's.
+                slices = {"pool": lambda: stepper.steps_per_s(slice_seconds),  # noqa: B023
+                          "pool_one_thread": lambda: one_thread.steps_per_s(slice_seconds),  # noqa: B023
+                          "raw_one": lambda: raw.one(case.env_id, slice_seconds),  # noqa: B023
+                          "raw_together": lambda: raw.together(case.env_id, slice_seconds)}  # noqa: B023
+                rates = {name: slices[name]() for name in harness.round_order(list(slices), index)}
+                results[case].append(Round(**rates, cores=raw.cores))
+                progress.update()
         return results
     finally:
         for pair in steppers.values():
@@ -215,7 +200,7 @@ def table(results: dict[Case, list[Round]]) -> list[str]:
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case, rounds in results.items():
         shares = [r.share for r in rounds]
-        q1, median, q3 = quartiles(shares)
+        q1, median, q3 = harness.quartiles(shares)
         target = TARGETS[case.family]
         lines.append(f"| {case.env_id} | {case.mode} | {case.num_envs} | {case.batch_size} | {len(shares)} | "
                      f"{median:.1%}{'' if median >= target else ' (below)'} | {q1:.0%} - {q3:.0%} | "
@@ -227,13 +212,8 @@ def table(results: dict[Case, list[Round]]) -> list[str]:
 
 def draw_plot(results: dict[Case, list[Round]], info: dict[str, str], path: Path) -> None:
     """One box per case (round ratios), the family's target as a dashed line, and the VM's own scaling as a dot."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     cases = list(results)
-    figure, axis = plt.subplots(figsize=(9, 0.45 * len(cases) + 2))
+    figure, (axis,) = harness.panels(1, (9, 0.45 * len(cases) + 2))
     positions = list(range(len(cases), 0, -1))
     axis.boxplot([[100 * r.share for r in results[c]] for c in cases], positions=positions, vert=False, widths=0.6)
     axis.scatter([100 * median_of(results[c], "vm_scaling") for c in cases], positions, marker="D", s=18,
@@ -248,10 +228,7 @@ def draw_plot(results: dict[Case, list[Round]], info: dict[str, str], path: Path
     axis.set_xlabel("% of the raw limit, cores x one thread (box: torchpool, one point per round)")
     axis.grid(True, axis="x", alpha=0.3)
     axis.legend(loc="lower left", fontsize=8)
-    axis.set_title(f"Share of the raw limit, finely paired\n{info['cpu']}, {info['cores']} cores")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    harness.save(figure, path, title="Share of the raw limit, finely paired", info=info)
 
 
 def main() -> None:
@@ -265,7 +242,7 @@ def main() -> None:
     parser.add_argument("--slice-seconds", type=float, default=0.4, help="length of one slice")
     parser.add_argument("--warmup-seconds", type=float, default=1.0, help="pool stepping before the first round")
     parser.add_argument("--quick", action="store_true", help="smoke test: 2 rounds of 0.1 s slices, no files written")
-    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+    parser.add_argument("--output-dir", type=Path, default=harness.OUTPUT,
                         help="where RESULTS.md and raw_share.png are written")
     args = parser.parse_args()
     if args.quick:
@@ -274,49 +251,34 @@ def main() -> None:
         parser.error("--rounds must be at least 1 and --slice-seconds positive")
     warnings.filterwarnings("ignore")
 
-    started = time.perf_counter()
     cases = make_cases(args.env_ids)
     with tempfile.TemporaryDirectory() as scratch:
         results = measure_all(cases, RawLimit(Path(scratch)), args.rounds, args.slice_seconds, args.warmup_seconds)
-    minutes = (time.perf_counter() - started) / 60
     lines = table(results)
     print("\n".join(lines))
     if args.quick:
         return
 
-    info = bench.machine(("gymnasium", "mujoco", "ale_py"))
-    section = "\n".join([
-        BEGIN,
-        "## Share of the raw limit, finely paired (`benchmarks/raw_share.py`)",
-        "",
-        "What fraction of the raw limit does torchpool deliver, measured so that this VM's drifting speed cancels? "
-        "`atari.py` and `mujoco_tasks.py` pair each 1-2 s run with one raw measurement; here one long-lived pool "
-        "per case alternates with the raw measurement in short slices, and every round of slices gives one ratio. "
-        "Each round also times a one-thread pool and all cores' raw at once, which splits the ratio into what the "
-        "env and pool cost on one thread, what this VM's cores lose by running together, and what the pool "
-        "loses spreading one batch over the cores (the last three columns, medians).",
-        "",
-        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
-        f"- Software: {info['versions']}",
-        f"- Command: `python benchmarks/raw_share.py` ({minutes:.1f} min)",
-        f"- Settings: {args.rounds} rounds per case of four {args.slice_seconds:g} s slices (pool, one-thread pool, "
-        "raw one thread, raw all cores at once; order reversed every round; the cases take turns within each "
-        "round), "
-        f"after {args.warmup_seconds:g} s of warm-up; pool defaults (threads = cores); actions drawn before the "
-        "loop (uniform in [-1, 1], or random action indices); sync steps all envs per call, async sends/receives "
-        "`batch`. Raw limit as in `atari.py` (ALE emulation) and `mujoco_tasks.py` (`mj_step` on the task's "
-        "episodes): cores x one thread's rate / frame_skip; all cores at once: one emulator thread or one `mj_step` "
-        "process per core, summed.",
-        "",
-        *lines,
-        "",
-        "![share of the raw limit](raw_share.png)",
-        END,
-    ])
-    bench.write_section(args.output_dir / "RESULTS.md", section, BEGIN, END)
-    draw_plot(results, info, args.output_dir / "raw_share.png")
-    print(f"Wrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'raw_share.png'}")
+    packages = ("gymnasium", "mujoco", "ale_py")
+    draw_plot(results, harness.machine(packages), args.output_dir / "raw_share.png")
+    harness.record_section(
+        "raw_share", "Share of the raw limit, finely paired (`benchmarks/raw_share.py`)",
+        path=args.output_dir / "RESULTS.md", packages=packages,
+        question="What fraction of the raw limit does torchpool deliver, measured so that this VM's drifting speed "
+        "cancels? `atari.py` and `mujoco_tasks.py` pair each 1-2 s run with one raw measurement; here one "
+        "long-lived pool per case alternates with the raw measurement in short slices, and every round of slices "
+        "gives one ratio. Each round also times a one-thread pool and all cores' raw at once, which splits the "
+        "ratio into what the env and pool cost on one thread, what this VM's cores lose by running together, and "
+        "what the pool loses spreading one batch over the cores (the last three columns, medians).",
+        settings=[
+            f"- Settings: {args.rounds} rounds per case of four {args.slice_seconds:g} s slices (pool, one-thread "
+            "pool, raw one thread, raw all cores at once; order reversed every round; the cases take turns within "
+            f"each round), after {args.warmup_seconds:g} s of warm-up; pool defaults (threads = cores); actions "
+            "drawn before the loop (uniform in [-1, 1], or random action indices); sync steps all envs per call, "
+            "async sends/receives `batch`. Raw limit as in `atari.py` (ALE emulation) and `mujoco_tasks.py` "
+            "(`mj_step` on the task's episodes): cores x one thread's rate / frame_skip; all cores at once: one "
+            "emulator thread or one `mj_step` process per core, summed."],
+        body=[*lines, "", "![share of the raw limit](raw_share.png)"])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """How much faster does Stable-Baselines3 step, and train, on torchpool than on its own vectorized envs?
 
 Two measurements, each system against the same task in one process, in
-interleaved rounds (the systems' order rotates each round):
+interleaved rounds (the systems' order rotates each round: benchmarks/harness):
 
 * raw ``VecEnv.step`` rate (steps/s: one env advancing once) of
   ``torchpool.sb3.make_vec_env`` vs SB3's ``make_vec_env`` with
@@ -38,10 +38,10 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import gymnasium
+import harness
 import numpy as np
 import torch
 from stable_baselines3 import PPO
@@ -58,9 +58,7 @@ from stable_baselines3.common.vec_env import (
 )
 
 import torchpool.sb3
-from torchpool import bench
 
-HERE = Path(__file__).resolve().parent
 SYSTEMS = ("torchpool", "DummyVecEnv", "SubprocVecEnv")
 STEP_TASKS = ("CartPole-v1", "HalfCheetah-v5")
 
@@ -150,16 +148,11 @@ def make_envs(system: str, env_id: str, num_envs: int, seed: int = 0) -> VecEnv:
 
 
 def step_rate(envs: VecEnv, actions: list[np.ndarray], seconds: float) -> float:
-    """Env steps per second of ``envs.step`` over ``seconds`` (after a warm-up)."""
-    for action in actions[:20]:
-        envs.step(action)
-    calls, start = 0, time.perf_counter()
-    while True:
-        envs.step(actions[calls % len(actions)])
-        calls += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return calls * envs.num_envs / elapsed
+    """Env steps per second of ``envs.step`` over ``seconds`` (after 20 warm-up calls)."""
+    step = stepper(envs, actions)
+    for i in range(20):
+        step(i)
+    return harness.rate_for(step, seconds, warmup=0).steps_per_s
 
 
 def warm_ppo(system: str, task: PpoTask, num_envs: int, seed: int) -> tuple[PPO, StepTimer]:
@@ -200,25 +193,29 @@ def python_envs(sizes: list[int], rounds: int) -> dict:
     results = {}
     for env_id in PYTHON_ENVS:
         for n in sizes:
-            row: dict[str, Any] = {"torchpool": [], "DummyVecEnv": []}
+            row: dict[str, Any] = {}
             space = gymnasium.make(env_id).action_space
             space.seed(0)
             actions = [np.stack([space.sample() for _ in range(n)]) for _ in range(64)]
-            for r in range(rounds):
-                for system in ("torchpool", "DummyVecEnv") if r % 2 == 0 else ("DummyVecEnv", "torchpool"):
-                    if system == "torchpool":
-                        envs = torchpool.sb3.make_vec_env(f"gymnasium:{env_id}", n_envs=n, seed=0)
-                        row["steps_in"] = envs.pool.schedule["steps_in"]
-                    else:
-                        # The same env on both sides: SB3 makes its envs with render_mode="rgb_array" (for
-                        # VecVideoRecorder), with which LunarLander steps 2.5x slower (it keeps its particles).
-                        envs = sb3_make_vec_env(env_id, n_envs=n, seed=0, vec_env_cls=DummyVecEnv,
-                                                env_kwargs={"render_mode": None})
-                    envs.reset()
-                    try:
-                        row[system].append(bench.timed_with_cpu(stepper(envs, actions), PYTHON_SECONDS))
-                    finally:
-                        envs.close()
+
+            def measure(system: str, env_id: str = env_id, n: int = n, actions=actions, row=row) -> tuple:
+                """(env steps/s, CPU seconds per env step) of one turn, its VecEnv made anew."""
+                if system == "torchpool":
+                    envs = torchpool.sb3.make_vec_env(f"gymnasium:{env_id}", n_envs=n, seed=0)
+                    row["steps_in"] = envs.pool.schedule["steps_in"]
+                else:
+                    # The same env on both sides: SB3 makes its envs with render_mode="rgb_array" (for
+                    # VecVideoRecorder), with which LunarLander steps 2.5x slower (it keeps its particles).
+                    envs = sb3_make_vec_env(env_id, n_envs=n, seed=0, vec_env_cls=DummyVecEnv,
+                                            env_kwargs={"render_mode": None})
+                envs.reset()
+                try:
+                    rate = harness.rate_for(stepper(envs, actions), PYTHON_SECONDS)
+                finally:
+                    envs.close()
+                return rate.steps_per_s, rate.cpu_s_per_step
+
+            row.update(harness.measure_rounds(["torchpool", "DummyVecEnv"], rounds, measure))
             results[(env_id, n)] = row
             ours, theirs = (statistics.median(rate for rate, _ in row[s]) for s in ("torchpool", "DummyVecEnv"))
             print(f"{env_id:15s} {n:3d} envs  torchpool {ours:10,.0f}  DummyVecEnv {theirs:10,.0f}  "
@@ -227,27 +224,8 @@ def python_envs(sizes: list[int], rounds: int) -> dict:
 
 
 def record_python_envs(results: dict, rounds: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = bench.machine(("stable_baselines3", "gymnasium", "Box2D"))
-    load = os.getloadavg()
-    begin, end = "<!-- sb3-python-envs:begin -->", "<!-- sb3-python-envs:end -->"
-    lines = [begin, "## Stable-Baselines3 over Python envs: `VecEnv.step` against DummyVecEnv "
-             "(`benchmarks/sb3.py --python-envs`)", "",
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, {info['cores']} cores, "
-             f"{info['ram']}; {info['os']}; {info['versions']}; load average at the end {load[0]:.1f} / "
-             f"{load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min).",
-             "`torchpool.sb3.make_vec_env(\"gymnasium:<id>\")` (the process family; it chooses where the envs "
-             "step) against SB3's `make_vec_env(<id>, vec_env_cls=DummyVecEnv, env_kwargs={\"render_mode\": "
-             "None})` (the same env: SB3's default render_mode \"rgb_array\" slows LunarLander 2.5x), both "
-             "Monitor-wrapped, seed 0, "
-             f"random actions drawn before the timed loop; the two alternate in {rounds} rounds of "
-             f"{PYTHON_SECONDS:g} s each, made anew each turn; medians, env steps/s. CPU: this process's CPU time "
-             "per env step (both sides step in it when torchpool steps in the caller).", "",
-             "| env | num_envs | torchpool steps/s | DummyVecEnv steps/s | ratio | steps in | CPU µs/step, "
+    packages = ("stable_baselines3", "gymnasium", "Box2D")
+    lines = ["| env | num_envs | torchpool steps/s | DummyVecEnv steps/s | ratio | steps in | CPU µs/step, "
              "torchpool | CPU µs/step, DummyVecEnv | CPU ratio |",
              "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
     ratio = {}  # (env, num_envs) -> torchpool's rate / DummyVecEnv's, medians
@@ -259,17 +237,25 @@ def record_python_envs(results: dict, rounds: int) -> None:
                if row["steps_in"] == "caller" else "- | - | -")
         lines.append(f"| {env_id} | {n} | {ours:,.0f} | {theirs:,.0f} | {ratio[(env_id, n)]:.2f}x | {row['steps_in']} "
                      f"| {cpu} |")
-    lines += ["", "![sb3_python_envs](sb3_python_envs.png)", end]
-    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), begin, end)
-    fig, ax = plt.subplots(figsize=(7, 3.8))
+    harness.record_section(
+        "sb3-python-envs", "Stable-Baselines3 over Python envs: `VecEnv.step` against DummyVecEnv "
+        "(`benchmarks/sb3.py --python-envs`)", packages=packages,
+        settings=["- Settings: `torchpool.sb3.make_vec_env(\"gymnasium:<id>\")` (the process family; it chooses "
+                  "where the envs step) against SB3's `make_vec_env(<id>, vec_env_cls=DummyVecEnv, env_kwargs="
+                  "{\"render_mode\": None})` (the same env: SB3's default render_mode \"rgb_array\" slows "
+                  "LunarLander 2.5x), both Monitor-wrapped, seed 0, random actions drawn before the timed loop; the "
+                  f"two alternate in {rounds} rounds of {PYTHON_SECONDS:g} s each, made anew each turn; medians, env "
+                  "steps/s. CPU: this process's CPU time per env step (both sides step in it when torchpool steps in "
+                  "the caller)."],
+        body=[*lines, "", "![sb3_python_envs](sb3_python_envs.png)"])
+    figure, (ax,) = harness.panels(1, (7, 3.8))
     sizes = sorted({n for _, n in ratio})
-    bench.grouped_bars(ax, [f"{n} envs" for n in sizes],
-                       {env_id: [ratio[(env_id, n)] for n in sizes] for env_id in PYTHON_ENVS})
+    harness.grouped_bars(ax, [f"{n} envs" for n in sizes],
+                         {env_id: [ratio[(env_id, n)] for n in sizes] for env_id in PYTHON_ENVS})
     ax.axhline(1.0, color="k", lw=1, ls="--")
     ax.set_ylabel("VecEnv.step rate: torchpool / DummyVecEnv")
-    ax.set_title(f"SB3 over gymnasium: ids; {info['cpu']}, {info['cores']} cores", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(HERE / "sb3_python_envs.png", dpi=120)
+    harness.save(figure, harness.OUTPUT / "sb3_python_envs.png", title="SB3 over gymnasium: ids",
+                 info=harness.machine(packages))
 
 
 def main() -> None:
@@ -304,11 +290,10 @@ def main() -> None:
         actions = [np.stack([space.sample() for _ in range(n)]) for _ in range(64)]
         for envs in systems.values():
             envs.reset()
-        for r in range(args.rounds):
-            for system in SYSTEMS[r % 3:] + SYSTEMS[:r % 3]:
-                rate = step_rate(systems[system], actions, args.seconds)
-                steps.setdefault((env_id, system), []).append(rate)
-                print(f"{env_id:15s} round {r}  {system:14s} {rate:12,.0f} steps/s", flush=True)
+        for r, system in harness.interleaved(SYSTEMS, args.rounds, "rotate"):
+            rate = step_rate(systems[system], actions, args.seconds)
+            steps.setdefault((env_id, system), []).append(rate)
+            print(f"{env_id:15s} round {r}  {system:14s} {rate:12,.0f} steps/s", flush=True)
         for envs in systems.values():
             envs.close()
 
@@ -316,13 +301,12 @@ def main() -> None:
     env_share: dict[tuple[str, str], list[float]] = {}
     for task in args.ppo_tasks:
         models = {system: warm_ppo(system, task, n, seed=0) for system in SYSTEMS}
-        for r in range(args.rounds):
-            for system in SYSTEMS[r % 3:] + SYSTEMS[:r % 3]:
-                rate, share = ppo_rate(*models[system], task.timesteps)
-                ppo.setdefault((task.env_id, system), []).append(rate)
-                env_share.setdefault((task.env_id, system), []).append(share)
-                print(f"PPO {task.env_id:15s} round {r}  {system:14s} {rate:10,.0f} steps/s, "
-                      f"{share:4.0%} in VecEnv.step", flush=True)
+        for r, system in harness.interleaved(SYSTEMS, args.rounds, "rotate"):
+            rate, share = ppo_rate(*models[system], task.timesteps)
+            ppo.setdefault((task.env_id, system), []).append(rate)
+            env_share.setdefault((task.env_id, system), []).append(share)
+            print(f"PPO {task.env_id:15s} round {r}  {system:14s} {rate:10,.0f} steps/s, "
+                  f"{share:4.0%} in VecEnv.step", flush=True)
         for _, timer in models.values():
             timer.close()
 
@@ -335,7 +319,7 @@ def main() -> None:
 
 def ratios(values: dict, base: str, other: str) -> float:
     """Median over rounds of values[base][r] / values[other][r] (paired by round)."""
-    return statistics.median(a / b for a, b in zip(values[base], values[other]))
+    return harness.paired(values[base], values[other]).ratio
 
 
 def cell(values: list[float]) -> str:
@@ -406,70 +390,59 @@ SCORES = ("<!-- sb3-scores:begin -->", "<!-- sb3-scores:end -->")
 
 def kept_scores() -> list[str]:
     """The section's block of training runs to the Zoo's scores (``examples/sb3``, written by hand), kept by a rerun."""
-    text = (HERE / "RESULTS.md").read_text() if (HERE / "RESULTS.md").exists() else ""
+    text = harness.RESULTS.read_text() if harness.RESULTS.exists() else ""
     if SCORES[0] not in text or SCORES[1] not in text:
         return []
     return ["", text[text.index(SCORES[0]):text.index(SCORES[1]) + len(SCORES[1])]]
 
 
 def record(results: dict, args) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = bench.machine(("stable_baselines3", "gymnasium", "mujoco", "ale_py"))
     threads = torchpool.available_cpus()
     ppo_settings = "; ".join(f"{task.env_id} {task.policy}: {task.zoo}, {task.timesteps} agent steps timed per round"
                              for task in args.ppo_tasks)
-    section = [
-        "<!-- sb3:begin -->",
-        "## Stable-Baselines3: VecEnv steps/s and PPO frames/s (`benchmarks/sb3.py`)", "",
-        f"- Recorded: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({results['minutes']:.1f} min in all)",
-        f"- Machine: {info['cpu']}, {info['cores']} cores (shared with other work: 1-minute load average "
-        f"{results['load'][0]:.1f} before, {results['load'][1]:.1f} after), {info['ram']} RAM, "
-        f"{info['os']}; {info['versions']}",
-        f"- Settings: {args.num_envs} envs; torchpool `torchpool.sb3.make_vec_env` (sync pool, batch_size = "
-        f"num_envs = {args.num_envs}, num_threads {min(threads, args.num_envs)} by default, float32 observations); "
-        "SB3's `make_vec_env` with `DummyVecEnv` (default) or `SubprocVecEnv` (forkserver, one process per env), "
-        "Monitor-wrapped Gymnasium envs. Raw steps: random actions drawn before the timed loop, "
-        f"{args.seconds:g} s per measurement after 20 warm-up calls.",
-        f"- PPO: one model and VecEnv per system (seed 0), warmed by one untimed rollout and update, then "
-        f"`learn(budget, reset_num_timesteps=False)` timed each round (updates included); torch 1 thread, CPU. "
-        f"{ppo_settings}. Pong: torchpool's `Pong-v5` with `episodic_life=True, reward_clip=True` (84x84 grey, "
-        "frame skip 4 max-pooled, 30 no-ops, fire reset and `stack_num=4` by default) against SB3's "
-        "`make_atari_env('PongNoFrameskip-v4')` (AtariWrapper: the same) + `VecFrameStack(4)` + `VecTransposeImage`. "
-        "Share in `VecEnv.step`: seconds inside the VecEnv's `step_async` + `step_wait` (VecNormalize, frame "
-        "stacking and transposing included) over learn()'s.",
-        f"- {args.rounds} interleaved rounds (the systems' order rotates); medians, and medians of the per-round "
-        "ratios. No frame skip but for Pong: frames/s = steps/s.", "",
-        *table_lines(results, args), "",
-        "Cells: median (range of the rounds). " + reading(results, args), "",
-        "![SB3 on torchpool](sb3.png)",
-        *kept_scores(),
-        "<!-- sb3:end -->",
-    ]
-    bench.write_section(HERE / "RESULTS.md", "\n".join(section), "<!-- sb3:begin -->", "<!-- sb3:end -->")
+    harness.record_section(
+        "sb3", "Stable-Baselines3: VecEnv steps/s and PPO frames/s (`benchmarks/sb3.py`)",
+        packages=("stable_baselines3", "gymnasium", "mujoco", "ale_py"),
+        question=__doc__.splitlines()[0],
+        settings=[
+            f"- Load: the 1-minute load average was {results['load'][0]:.1f} before the run and "
+            f"{results['load'][1]:.1f} after (other work shares these cores).",
+            f"- Settings: {args.num_envs} envs; torchpool `torchpool.sb3.make_vec_env` (sync pool, batch_size = "
+            f"num_envs = {args.num_envs}, num_threads {min(threads, args.num_envs)} by default, float32 "
+            "observations); SB3's `make_vec_env` with `DummyVecEnv` (default) or `SubprocVecEnv` (forkserver, one "
+            "process per env), Monitor-wrapped Gymnasium envs. Raw steps: random actions drawn before the timed "
+            f"loop, {args.seconds:g} s per measurement after 20 warm-up calls.",
+            f"- PPO: one model and VecEnv per system (seed 0), warmed by one untimed rollout and update, then "
+            f"`learn(budget, reset_num_timesteps=False)` timed each round (updates included); torch 1 thread, CPU. "
+            f"{ppo_settings}. Pong: torchpool's `Pong-v5` with `episodic_life=True, reward_clip=True` (84x84 grey, "
+            "frame skip 4 max-pooled, 30 no-ops, fire reset and `stack_num=4` by default) against SB3's "
+            "`make_atari_env('PongNoFrameskip-v4')` (AtariWrapper: the same) + `VecFrameStack(4)` + "
+            "`VecTransposeImage`. Share in `VecEnv.step`: seconds inside the VecEnv's `step_async` + `step_wait` "
+            "(VecNormalize, frame stacking and transposing included) over learn()'s.",
+            f"- {args.rounds} interleaved rounds (the systems' order rotates); medians, and medians of the per-round "
+            "ratios. No frame skip but for Pong: frames/s = steps/s."],
+        body=[*table_lines(results, args), "",
+              "Cells: median (range of the rounds). " + reading(results, args), "",
+              "![SB3 on torchpool](sb3.png)",
+              *kept_scores()])
 
     steps, ppo, env_share = results["steps"], results["ppo"], results["env_share"]
     tasks = [task.env_id for task in args.ppo_tasks]
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
-    bench.grouped_bars(axes[0], list(STEP_TASKS),
-                       {s: [statistics.median(steps[(e, s)]) for e in STEP_TASKS] for s in SYSTEMS})
+    figure, axes = harness.panels(3, (4.7, 3.8))
+    harness.grouped_bars(axes[0], list(STEP_TASKS),
+                         {s: [statistics.median(steps[(e, s)]) for e in STEP_TASKS] for s in SYSTEMS})
     axes[0].set_yscale("log")
     axes[0].set_ylabel("steps/s (log)")
     axes[0].set_title(f"VecEnv.step, {args.num_envs} envs")
-    bench.grouped_bars(axes[1], tasks, {s: [statistics.median(ppo[(e, s)]) for e in tasks] for s in SYSTEMS})
+    harness.grouped_bars(axes[1], tasks, {s: [statistics.median(ppo[(e, s)]) for e in tasks] for s in SYSTEMS})
     axes[1].set_yscale("log")
     axes[1].set_ylabel("agent steps/s (log)")
     axes[1].set_title("PPO learn(), RL Zoo hyper-parameters")
-    bench.grouped_bars(axes[2], tasks,
-                       {s: [100 * statistics.median(env_share[(e, s)]) for e in tasks] for s in SYSTEMS})
+    harness.grouped_bars(axes[2], tasks,
+                         {s: [100 * statistics.median(env_share[(e, s)]) for e in tasks] for s in SYSTEMS})
     axes[2].set_ylabel("% of learn() in VecEnv.step")
     axes[2].set_title("PPO learn(): the env's share of the time")
-    fig.tight_layout()
-    fig.savefig(HERE / "sb3.png", dpi=120)
-    print("wrote RESULTS.md and sb3.png")
+    harness.save(figure, harness.OUTPUT / "sb3.png")
 
 
 if __name__ == "__main__":

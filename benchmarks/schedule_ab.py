@@ -6,10 +6,10 @@ workers waiting out the caller's items; they did not win beyond the noise and
 were removed, docs/performance.md.) A mode exists only where the caller is a
 worker, so every case is a sync pool of costly envs. For each mode
 and task, pool A runs the full plan and pool B the same plan with that mode
-switched off; both live in this process and alternate (A B, then B A, ...)
-for --rounds pairs of --seconds each, stepping with fixed random actions.
-The gain is A's steps/s over B's, the median of the pairs, with how many pairs
-A won.
+switched off; both live in this process and alternate (A B, then B A, ...:
+benchmarks/harness) for --rounds pairs of --seconds each, stepping with fixed
+random actions. The gain is A's steps/s over B's, the median of the pairs,
+with how many pairs A won.
 
     python benchmarks/schedule_ab.py --rounds 12 --record
 """
@@ -18,27 +18,23 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-from pathlib import Path
 
+import harness
 import torch
 
 import torchpool
-from torchpool import bench
 
-HERE = Path(__file__).resolve().parent
 # ScheduleOff bits (csrc/core/schedule.h).
 MODES = {"split tail": 1}
 TASKS = ("HalfCheetah-v5", "Humanoid-v5", "Ant-v5", "Pong-v5")
 
 
-def steps_per_second(pool: torchpool.Pool, actions: list[torch.Tensor], seconds: float) -> float:
-    steps, start = 0, time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        for action in actions:
-            pool.step(action)
-        steps += len(actions)
-    return steps * pool.num_envs / elapsed
+def stepper(pool: torchpool.Pool, actions: list[torch.Tensor]):
+    """step(i): one sync step with the i-th action batch (cycling); returns the env steps made."""
+    def step(i: int) -> int:
+        pool.step(actions[i % len(actions)])
+        return pool.num_envs
+    return step
 
 
 def actions_for(pool: torchpool.Pool, count: int = 64) -> list[torch.Tensor]:
@@ -57,20 +53,18 @@ def measure(task: str, off: int, num_envs: int, threads: int, rounds: int, secon
     for pool in pools:
         pool.reset()
     actions = actions_for(pools[0])
-    for pool in pools:  # warm-up: caches, branch predictors, the first episodes
-        steps_per_second(pool, actions, seconds / 2)
-    full, without = [], []
-    for i in range(rounds):
-        order = (0, 1) if i % 2 == 0 else (1, 0)
-        rates = {which: steps_per_second(pools[which], actions, seconds) for which in order}
-        full.append(rates[0])
-        without.append(rates[1])
+    steps = [stepper(pool, actions) for pool in pools]
+    for step in steps:  # warm-up: caches, branch predictors, the first episodes
+        harness.rate_for(step, seconds / 2, warmup=0)
+    rates = harness.measure_rounds([0, 1], rounds, lambda which: harness.rate_for(steps[which], seconds,
+                                                                                  warmup=0).steps_per_s)
+    full, without = rates[0], rates[1]
     schedules = [pool.schedule for pool in pools]
     for pool in pools:
         pool.close()
-    gains = [a / b for a, b in zip(full, without)]
+    gain = harness.paired(full, without)
     return {"task": task, "full_steps_s": statistics.median(full), "off_steps_s": statistics.median(without),
-            "gain": statistics.median(gains), "wins": sum(g > 1 for g in gains), "rounds": rounds,
+            "gain": gain.ratio, "wins": gain.wins, "rounds": rounds,
             "mode": schedules[0]["mode"], "applies": schedules[0] != schedules[1]}
 
 
@@ -99,36 +93,27 @@ def main() -> None:
 
 
 def record(results: list[dict], args: argparse.Namespace) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = bench.machine(())
-    lines = ["<!-- schedule-ab:begin -->", "## Scheduling modes of small gain (benchmarks/schedule_ab.py)", "",
-             f"Machine: {info['cpu']}, {info['cores']} cores, {info['ram']}; {info['os']}; {info['versions']}.",
-             f"Sync pools of {args.num_envs} envs, num_threads={args.threads}, random actions, one process: "
-             f"the full plan (A) and the plan with one mode switched off (B) alternate for {args.rounds} pairs "
-             f"of {args.seconds} s. Gain: median of A/B steps/s over the pairs; wins: pairs A was faster. "
-             "Frames/s are steps/s x the task's frame skip (MuJoCo 5, Atari 4).", "",
-             "| mode switched off | task | plan | A steps/s | B steps/s | gain A/B | A won |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    lines = []
     for r in results:
         gain = f"{r['gain']:.3f}" if r["applies"] else "n/a"
         lines.append(f"| {r['switched_off']} | {r['task']} | {r['mode']} | {r['full_steps_s']:,.0f} | "
                      f"{r['off_steps_s']:,.0f} | {gain} | {r['wins']}/{r['rounds']} |")
-    lines.append("<!-- schedule-ab:end -->")
-    bench.write_section(HERE / "RESULTS.md", "\n".join(lines), "<!-- schedule-ab:begin -->",
-                        "<!-- schedule-ab:end -->")
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    harness.record_section(
+        "schedule-ab", "Scheduling modes of small gain (`benchmarks/schedule_ab.py`)",
+        question="Do the scheduling modes that can be switched off still pay?",
+        settings=[f"- Settings: sync pools of {args.num_envs} envs, num_threads={args.threads}, random actions, one "
+                  "process: the full plan (A) and the plan with one mode switched off (B) alternate for "
+                  f"{args.rounds} pairs of {args.seconds} s. Gain: median of A/B steps/s over the pairs; wins: "
+                  "pairs A was faster. Frames/s are steps/s x the task's frame skip (MuJoCo 5, Atari 4)."],
+        body=["| mode switched off | task | plan | A steps/s | B steps/s | gain A/B | A won |",
+              "|---|---|---|---:|---:|---:|---:|", *lines, "", "![gain of each mode](schedule_ab.png)"])
+    figure, (ax,) = harness.panels(1, (8, 3.6))
     gain = {(r["switched_off"], r["task"]): (r["gain"] - 1) * 100 if r["applies"] else 0 for r in results}
-    bench.grouped_bars(ax, args.tasks, {name: [gain[(name, task)] for task in args.tasks] for name in MODES})
+    harness.grouped_bars(ax, args.tasks, {name: [gain[(name, task)] for task in args.tasks] for name in MODES})
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_ylabel("steps/s gained by the mode (%)")
-    ax.set_title(f"Sync {args.num_envs} envs, {args.threads} threads: interleaved A/B, median of {args.rounds}")
-    fig.tight_layout()
-    fig.savefig(HERE / "schedule_ab.png", dpi=120)
-    print("wrote RESULTS.md and schedule_ab.png")
+    harness.save(figure, harness.OUTPUT / "schedule_ab.png",
+                 title=f"Sync {args.num_envs} envs, {args.threads} threads: interleaved A/B, median of {args.rounds}")
 
 
 if __name__ == "__main__":

@@ -25,14 +25,12 @@ report (and writes it with ``--out``); exits 1 if an invariant broke.
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import json
 import os
 import random
 import sys
 import time
-from pathlib import Path
 
 import torch
 from tqdm import tqdm
@@ -292,61 +290,45 @@ def soak(seconds: float, seed: int, progress: bool) -> dict:
             "rss_samples": [(round(t, 1), round(m, 1)) for t, m in samples]}
 
 
-def record(report: dict, command: str, folder: Path) -> None:
-    """Writes soak.png (RSS over the run) and the soak section of RESULTS.md."""
-    import matplotlib
+def record(report: dict) -> None:
+    """Writes soak.png (RSS over the run) and the soak section of RESULTS.md (benchmarks/harness)."""
+    import harness
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from torchpool import bench
-
-    info = bench.machine(())
-    minutes = [t / 60 for t, _ in report["rss_samples"]]
-    figure, axis = plt.subplots(figsize=(7, 3.5))
-    axis.plot(minutes, [m for _, m in report["rss_samples"]], marker=".")
+    figure, (axis,) = harness.panels(1, (7, 3.5))
+    axis.plot([t / 60 for t, _ in report["rss_samples"]], [m for _, m in report["rss_samples"]], marker=".")
     axis.axvline(report["warm_up_s"] / 60, color="grey", linestyle="--", label="end of warm-up")
     axis.set_xlabel("minutes")
     axis.set_ylabel("RSS (MiB)")
-    axis.set_title(f"soak: {report['rows_checked']:,} rows checked, {report['interrupts']:,} interrupts, "
-                   f"{report['env_failures']:,} env failures", fontsize=9)
     axis.legend()
-    figure.tight_layout()
-    figure.savefig(folder / "soak.png", dpi=120)
+    harness.save(figure, harness.OUTPUT / "soak.png",
+                 title=f"soak: {report['rows_checked']:,} rows checked, {report['interrupts']:,} interrupts, "
+                       f"{report['env_failures']:,} env failures")
     ok = "every invariant held" if report["ok"] else f"BROKEN: {report['broken']}"
-    section = "\n".join([
-        "<!-- soak:begin -->",
-        "## Soak: random calls, interrupts and env failures (`benchmarks/soak.py`)",
-        "",
-        "Does a pool stay exact and leak nothing under a long run of random sync/async calls, env-id "
+    harness.record_section(
+        "soak", "Soak: random calls, interrupts and env failures (`benchmarks/soak.py`)",
+        question="Does a pool stay exact and leak nothing under a long run of random sync/async calls, env-id "
         "subsets, resets, Ctrl-C at random points and injected env failures (CartPole-v1, Pong-v5, "
         "HalfCheetah-v5, _Probe-v0; every row checked for loss, duplication and per-env monotonic "
         "counters)? Targets: RSS growth after warm-up <= 5 MiB; threads and file descriptors after the "
         "make/close cycles back to where they started.",
-        "",
-        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
-        f"- Command: `{command}`",
-        "",
-        "| measure | value |",
-        "|---|---:|",
-        f"| soak length | {report['seconds'] / 60:.1f} min |",
-        f"| calls | {report['calls']:,} |",
-        f"| rows checked | {report['rows_checked']:,} |",
-        f"| env failures injected (and raised as EnvError) | {report['env_failures']:,} |",
-        f"| Ctrl-C delivered inside calls | {report['interrupts']:,} |",
-        f"| worst interrupt latency | {report['worst_interrupt_latency_s'] * 1000:.0f} ms |",
-        f"| RSS after warm-up ({report['warm_up_s']:.0f} s) -> end | {report['rss_warm_mib']:.1f} -> "
-        f"{report['rss_end_mib']:.1f} MiB ({report['rss_growth_mib']:+.1f} MiB) |",
-        f"| make/close cycles | {report['cycles']:,} |",
-        f"| threads before -> after | {report['threads_before']} -> {report['threads_after']} |",
-        f"| file descriptors before -> after | {report['fds_before']} -> {report['fds_after']} |",
-        f"| result | {ok} |",
-        "",
-        "![RSS over the soak](soak.png)",
-        "<!-- soak:end -->",
-    ])
-    bench.write_section(folder / "RESULTS.md", section, "<!-- soak:begin -->", "<!-- soak:end -->")
+        body=[
+            "| measure | value |",
+            "|---|---:|",
+            f"| soak length | {report['seconds'] / 60:.1f} min |",
+            f"| calls | {report['calls']:,} |",
+            f"| rows checked | {report['rows_checked']:,} |",
+            f"| env failures injected (and raised as EnvError) | {report['env_failures']:,} |",
+            f"| Ctrl-C delivered inside calls | {report['interrupts']:,} |",
+            f"| worst interrupt latency | {report['worst_interrupt_latency_s'] * 1000:.0f} ms |",
+            f"| RSS after warm-up ({report['warm_up_s']:.0f} s) -> end | {report['rss_warm_mib']:.1f} -> "
+            f"{report['rss_end_mib']:.1f} MiB ({report['rss_growth_mib']:+.1f} MiB) |",
+            f"| make/close cycles | {report['cycles']:,} |",
+            f"| threads before -> after | {report['threads_before']} -> {report['threads_after']} |",
+            f"| file descriptors before -> after | {report['fds_before']} -> {report['fds_after']} |",
+            f"| result | {ok} |",
+            "",
+            "![RSS over the soak](soak.png)",
+        ])
 
 
 def main(argv=None) -> int:
@@ -373,7 +355,7 @@ def main(argv=None) -> int:
         with open(args.out, "w") as file:
             file.write(text + "\n")
     if args.record and "rows_checked" in report:
-        record(report, " ".join(["python benchmarks/soak.py", *sys.argv[1:]]), Path(__file__).resolve().parent)
+        record(report)
     return 0 if report["ok"] else 1
 
 

@@ -13,8 +13,9 @@ measured as back-to-back pairs of batches in one process (run_paired).
 
 Every system collects the same number of frames per measurement (the stream
 two warm-up batches more and the Collector one, untimed, which also keeps
-their env construction and output buffers off the clock); measurements
-alternate between systems over --repeats rounds; medians are reported.
+their env construction and output buffers off the clock), timed batch by
+batch; measurements alternate between systems over --repeats rounds
+(benchmarks/harness); medians are reported.
 
     python benchmarks/stream.py            # full run: table + RESULTS.md section + stream.png
     python benchmarks/stream.py --quick    # smoke test, prints only
@@ -24,16 +25,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-from pathlib import Path
 
+import harness
 import torch
 
 import torchpool
-from torchpool import bench
-from torchpool.bench import envpool_available
 
-HERE = Path(__file__).resolve().parent
 ENV_ID = "CartPole-v1"
 
 
@@ -71,19 +68,16 @@ STREAM_WARMUP_BATCHES = 2
 
 def run_stream(num_envs: int, frames: int, steps_per_batch: int, policy, split_envs: bool,
                env_id: str = ENV_ID) -> float:
-    stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=num_envs * steps_per_batch,
-                              total_frames=frames + STREAM_WARMUP_BATCHES * num_envs * steps_per_batch,
-                              split_envs=split_envs)
-    return timed_after_warmup(stream, frames, STREAM_WARMUP_BATCHES)
+    batch = num_envs * steps_per_batch
+    stream = torchpool.stream(env_id, policy, num_envs=num_envs, frames_per_batch=batch,
+                              total_frames=frames + STREAM_WARMUP_BATCHES * batch, split_envs=split_envs)
+    return timed_batches(iter(stream), frames, batch, STREAM_WARMUP_BATCHES)
 
 
-def timed_after_warmup(batches, frames: int, warmup: int) -> float:
-    """frames/s over the batches after the first ``warmup``: construction and warm-up stay off the clock."""
-    start = None
-    for index, _ in enumerate(batches):
-        if index + 1 == warmup:
-            start = time.perf_counter()
-    return frames / (time.perf_counter() - start)
+def timed_batches(batches, frames: int, batch: int, warmup: int) -> float:
+    """frames/s over ``frames`` of batches after the first ``warmup``: construction and warm-up stay off the
+    clock."""
+    return harness.time_calls(lambda _: (next(batches), batch)[1], frames // batch, warmup)[0]
 
 
 def run_cleanrl_envpool(num_envs: int, frames: int, steps_per_batch: int, policy, env_id: str = ENV_ID) -> float:
@@ -97,8 +91,10 @@ def run_cleanrl_envpool(num_envs: int, frames: int, steps_per_batch: int, policy
     rewards = torch.zeros((steps_per_batch, num_envs))
     dones = torch.zeros((steps_per_batch, num_envs))
     next_obs = torch.from_numpy(envs.reset()[0])
-    start = time.perf_counter()
-    for _ in range(frames // (num_envs * steps_per_batch)):
+
+    def rollout(_: int) -> int:
+        """One batch of CleanRL's rollout loop; returns its frames."""
+        nonlocal next_obs
         for step in range(steps_per_batch):
             obs_buffer[step] = next_obs
             with torch.no_grad():
@@ -108,7 +104,9 @@ def run_cleanrl_envpool(num_envs: int, frames: int, steps_per_batch: int, policy
             rewards[step] = torch.from_numpy(reward)
             dones[step] = torch.from_numpy(terminated | truncated)
             next_obs = torch.from_numpy(observation)
-    rate = frames / (time.perf_counter() - start)
+        return num_envs * steps_per_batch
+
+    rate = harness.time_calls(rollout, frames // (num_envs * steps_per_batch), warmup=0)[0]
     envs.close()
     return rate
 
@@ -118,9 +116,9 @@ def run_torchrl_collector(make_env, num_envs: int, frames: int, steps_per_batch:
     from torchrl.collectors import Collector
 
     module = TensorDictModule(policy, in_keys=["observation"], out_keys=["action"])
-    collector = Collector(make_env, module, frames_per_batch=num_envs * steps_per_batch,
-                          total_frames=frames + num_envs * steps_per_batch)
-    rate = timed_after_warmup(collector, frames, 1)
+    batch = num_envs * steps_per_batch
+    collector = Collector(make_env, module, frames_per_batch=batch, total_frames=frames + batch)
+    rate = timed_batches(iter(collector), frames, batch, 1)
     collector.shutdown()
     return rate
 
@@ -177,14 +175,14 @@ def cases(args) -> list[tuple[str, int, callable]]:
         frames = batch_multiple(args.frames * 0.1, n, T)
         out.append((f"stream, small CNN, {ATARI_ENV_ID}", n,
                     lambda n=n, f=frames: run_stream(n, f, T, cnn, split_envs=False, env_id=ATARI_ENV_ID)))
-        if envpool_available():
+        if harness.envpool_available():
             out.append((f"CleanRL loop over EnvPool, small CNN, {ATARI_ENV_ID}", n,
                         lambda n=n, f=frames: run_cleanrl_envpool(n, f, T, cnn, env_id=ATARI_ENV_ID)))
     for n in args.num_envs:
         frames = batch_multiple(args.frames, n, T)
         out.append(("stream, MLP", n, lambda n=n, f=frames: run_stream(n, f, T, mlp, split_envs=False)))
         out.append(("stream split, MLP", n, lambda n=n, f=frames: run_stream(n, f, T, mlp, split_envs=True)))
-        if envpool_available():
+        if harness.envpool_available():
             out.append(("CleanRL loop over EnvPool, MLP", n,
                         lambda n=n, f=frames: run_cleanrl_envpool(n, f, T, mlp)))
         if torchrl_available() and not args.quick:
@@ -225,31 +223,12 @@ def run_paired(env_id: str, num_envs: int, steps_per_batch: int, policy, pairs: 
         batches = iter(torchpool.stream(env_id, policy, num_envs=n, frames_per_batch=n * T))
         for _ in range(STREAM_WARMUP_BATCHES):
             next(batches)
-
-        def bare() -> float:
-            start = time.perf_counter()
-            for _ in range(T):
-                pool.step(action)
-            return time.perf_counter() - start
-
-        def streamed() -> float:
-            start = time.perf_counter()
-            next(batches)
-            return time.perf_counter() - start
-
-        bare()
-        bare_seconds, stream_seconds = [], []
-        for i in range(pairs):
-            if i % 2:
-                stream_seconds.append(streamed())
-                bare_seconds.append(bare())
-            else:
-                bare_seconds.append(bare())
-                stream_seconds.append(streamed())
+        loops = {"bare": (lambda _: (pool.step(action), n)[1], T), "stream": (lambda _: (next(batches), n * T)[1], 1)}
+        harness.time_calls(*loops["bare"], warmup=0)
+        rates = harness.measure_rounds(list(loops), pairs, lambda name: harness.time_calls(*loops[name], warmup=0)[0])
         batches.close()
-    ratios = [b / s for b, s in zip(bare_seconds, stream_seconds)]
-    return (n * T / statistics.median(stream_seconds), n * T / statistics.median(bare_seconds),
-            statistics.median(ratios))
+    return (statistics.median(rates["stream"]), statistics.median(rates["bare"]),
+            harness.paired(rates["stream"], rates["bare"]).ratio)
 
 
 def main() -> None:
@@ -264,38 +243,22 @@ def main() -> None:
         args.repeats, args.frames, args.num_envs = 1, 8192, [8]
     torch.set_num_threads(1)  # the policy's matmuls stay on the calling thread for every system
 
-    from tqdm import tqdm
-
-    measurements = cases(args)
-    rates: dict[tuple[str, int], list[float]] = {}
-    with tqdm(total=len(measurements) * args.repeats, desc="stream benchmark", unit="run") as bar:
-        for repeat in range(args.repeats):
-            order = measurements if repeat % 2 == 0 else measurements[::-1]
-            for system, n, run in order:
-                bar.set_postfix_str(f"{system} n={n}")
-                rates.setdefault((system, n), []).append(run())
-                bar.update()
-
+    measurements = {(system, n): run for system, n, run in cases(args)}
+    rates = harness.measure_rounds(list(measurements), args.repeats, lambda key: measurements[key](),
+                                   progress="stream benchmark")
     median = {key: statistics.median(values) for key, values in rates.items()}
     lines = ["| system | num_envs | env steps/s | spread | vs CleanRL loop over EnvPool |",
              "|---|---:|---:|---:|---:|"]
     for (system, n), rate in median.items():
-        values = rates[(system, n)]
-        spread = (max(values) - min(values)) / rate
         base = median.get(("CleanRL loop over EnvPool, MLP", n))
         if "small CNN" in system:
             base = median.get((f"CleanRL loop over EnvPool, small CNN, {ATARI_ENV_ID}", n))
         ratio = f"{rate / base:.2f}x" if base and ("MLP" in system or "CNN" in system) else "-"
-        lines.append(f"| {system} | {n} | {rate:,.0f} | {spread:.0%} | {ratio} |")
-    paired: dict[tuple[str, int, str], list[tuple[float, float, float]]] = {}
-    overheads = overhead_cases(args)
-    with tqdm(total=len(overheads) * args.repeats, desc="stream overhead", unit="run") as bar:
-        for _ in range(args.repeats):
-            for env_id, n, name, policy, pairs in overheads:
-                bar.set_postfix_str(f"{env_id} n={n} {name}")
-                paired.setdefault((env_id, n, name), []).append(
-                    run_paired(env_id, n, args.steps_per_batch, policy, pairs))
-                bar.update()
+        lines.append(f"| {system} | {n} | {rate:,.0f} | {harness.spread(rates[(system, n)]):.0%} | {ratio} |")
+    overheads = {(env_id, n, name): (policy, pairs) for env_id, n, name, policy, pairs in overhead_cases(args)}
+    paired = harness.measure_rounds(
+        list(overheads), args.repeats,
+        lambda key: run_paired(key[0], key[1], args.steps_per_batch, *overheads[key]), progress="stream overhead")
     overhead = ["| env | num_envs | stream, trivial policy (steps/s) | bare Pool.step (steps/s) "
                 "| trivial policy: stream / bare | zeros policy: stream / bare |", "|---|---:|---:|---:|---:|---:|"]
     for (env_id, n, name), results in paired.items():
@@ -305,58 +268,41 @@ def main() -> None:
         zeros = paired.get((env_id, n, "zeros"))
         zeros_share = f"{statistics.median(r[2] for r in zeros):.0%}" if zeros else "-"
         overhead.append(f"| {env_id} | {n} | {stream_rate:,.0f} | {bare_rate:,.0f} | {share:.0%} | {zeros_share} |")
-    table = "\n".join(lines) + "\n\n" + "\n".join(overhead)
-    print("\n" + table)
+    print("\n" + "\n".join(lines) + "\n\n" + "\n".join(overhead))
     if args.quick:
         return
 
-    info = bench.machine(("envpool", "torchrl"))
-    section = (
-        "<!-- stream:begin -->\n"
-        "## torchpool.stream: rollout collection on the CPU (`benchmarks/stream.py`)\n\n"
-        "How many frames/s does `torchpool.stream` collect with a small MLP policy (CartPole-v1) and a small CNN "
-        "(Pong-v5), next to a CleanRL-style loop over EnvPool and torchrl's Collector, and what does the stream "
-        "itself cost (trivial policy, share of the bare Pool's steps/s)? Targets: at least 1.5x the CleanRL "
-        "loop, and 90% of the bare Pool with a trivial policy.\n\n"
-        f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n"
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}\n"
-        f"- Software: {info['versions']}\n"
-        f"- Settings: {args.repeats} alternating repeats, medians; {args.frames:,} frames per measurement; "
-        f"batches of [num_envs, {args.steps_per_batch}]; policy MLP 4-64-64-2 with Categorical sampling, "
-        "small CNN conv 16x8/4, conv 32x4/2, linear (Pong-v5, 10% of the frames, first pool size only), "
-        "torch.set_num_threads(1); default threads for every pool; frames/s = env steps/s here (Pong's "
-        "frame skip not counted). `split` = two env groups stepped in turn (overlap); the stream's default "
-        "on the CPU is one group. Overhead rows: in one process, T bare `Pool.step` calls then one stream "
-        "batch of T steps, alternating, each pair back to back (at least "
-        f"{OVERHEAD_MIN_BATCHES} pairs; {OVERHEAD_ENVS[ENV_ID][2]:g}x --frames for CartPole-v1); a share is "
-        "the median over repeats of the median per-pair ratio. Trivial policy = the same preallocated "
-        "action every step, as the bare loop sends (what remains is the stream's own cost); zeros policy "
-        "= a new `torch.zeros` each step (~1.8 us here, the cheapest policy that allocates).\n\n" + table +
-        "\n\n![frames/s by system and num_envs](stream.png)\n<!-- stream:end -->")
-    path = HERE / "RESULTS.md"
-    bench.write_section(path, section, "<!-- stream:begin -->", "<!-- stream:end -->")
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    packages = ("envpool", "torchrl")
+    harness.record_section(
+        "stream", "torchpool.stream: rollout collection on the CPU (`benchmarks/stream.py`)", packages=packages,
+        question="How many frames/s does `torchpool.stream` collect with a small MLP policy (CartPole-v1) and a "
+        "small CNN (Pong-v5), next to a CleanRL-style loop over EnvPool and torchrl's Collector, and what does the "
+        "stream itself cost (trivial policy, share of the bare Pool's steps/s)? Targets: at least 1.5x the "
+        "CleanRL loop, and 90% of the bare Pool with a trivial policy.",
+        settings=[
+            f"- Settings: {args.repeats} alternating repeats, medians; {args.frames:,} frames per measurement; "
+            f"batches of [num_envs, {args.steps_per_batch}]; policy MLP 4-64-64-2 with Categorical sampling, "
+            "small CNN conv 16x8/4, conv 32x4/2, linear (Pong-v5, 10% of the frames, first pool size only), "
+            "torch.set_num_threads(1); default threads for every pool; frames/s = env steps/s here (Pong's "
+            "frame skip not counted). `split` = two env groups stepped in turn (overlap); the stream's default "
+            "on the CPU is one group. Overhead rows: in one process, T bare `Pool.step` calls then one stream "
+            "batch of T steps, alternating, each pair back to back (at least "
+            f"{OVERHEAD_MIN_BATCHES} pairs; {OVERHEAD_ENVS[ENV_ID][2]:g}x --frames for CartPole-v1); a share is "
+            "the median over repeats of the median per-pair ratio. Trivial policy = the same preallocated "
+            "action every step, as the bare loop sends (what remains is the stream's own cost); zeros policy "
+            "= a new `torch.zeros` each step (~1.8 us here, the cheapest policy that allocates)."],
+        body=[*lines, "", *overhead, "", "![frames/s by system and num_envs](stream.png)"])
 
     systems = list(dict.fromkeys(system for system, _ in median))
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    width = 0.8 / len(systems)
-    for i, system in enumerate(systems):
-        xs = [j + i * width for j in range(len(args.num_envs))]
-        ax.bar(xs, [median.get((system, n), 0) for n in args.num_envs], width, label=system)
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(args.num_envs))], [str(n) for n in args.num_envs])
+    figure, (ax,) = harness.panels(1, (10, 4.5))
+    harness.grouped_bars(ax, [str(n) for n in args.num_envs],
+                         {system: [median.get((system, n), 0) for n in args.num_envs] for system in systems})
     ax.set_xlabel("num_envs")
     ax.set_ylabel("env steps/s (log)")
     ax.set_yscale("log")
-    ax.set_title(f"Rollout collection (CartPole-v1 unless named), median of {args.repeats}\n"
-                 f"{info['cpu']}, {info['cores']} cores")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
-    fig.tight_layout()
-    fig.savefig(HERE / "stream.png", dpi=120)
-    print(f"wrote {path} and {HERE / 'stream.png'}")
+    harness.save(figure, harness.OUTPUT / "stream.png", info=harness.machine(packages),
+                 title=f"Rollout collection (CartPole-v1 unless named), median of {args.repeats}")
 
 
 if __name__ == "__main__":

@@ -2,13 +2,13 @@
 
 For CartPole-v1, Ant-v4 and Pong-v5, a sync pool of a fixed num_envs (enough envs for the most
 threads asked) is stepped with num_threads = 1, 2, 4, 8, 16 in turn, random actions drawn before
-the timed loop (torchpool.bench's runner), for --seconds after a warm-up; each thread count gets a
-fresh pool. Prints steps/s, frames/s (Atari: emulator frames, frame_skip per step), the speed-up
-over one thread and the parallel efficiency (speed-up / threads); --out writes the same as JSON
-with the machine. Thread counts above the CPUs this process may use still run and are flagged:
-what oversubscription costs is part of the answer. A step of 256 CartPoles is so cheap that the
-calling thread takes it itself (column "workers": no), so that row shows the per-call floor, not
-worker scaling.
+the timed loop (the runners' calls, timed by benchmarks/harness), for --seconds after 0.2 s of
+warm-up; each thread count gets a fresh pool. Prints steps/s, frames/s (Atari: emulator frames,
+frame_skip per step), the speed-up over one thread and the parallel efficiency (speed-up /
+threads); --out writes the same as JSON with the machine. Thread counts above the CPUs this
+process may use still run and are flagged: what oversubscription costs is part of the answer. A
+step of 256 CartPoles is so cheap that the calling thread takes it itself (column "workers": no),
+so that row shows the per-call floor, not worker scaling.
 
     python benchmarks/thread_scaling.py [--threads 1 2 4 8 16] [--seconds 2] [--out FILE]
 """
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
+import harness
 import torch
 
-from torchpool import Pool, bench, registry
+from torchpool import Pool, registry
 from torchpool._cpus import available_cpus
 
 # env id -> num_envs: 4+ envs per thread at 16 threads for the costly envs, many more for CartPole,
@@ -33,22 +33,17 @@ def measure(env_id: str, num_envs: int, threads: int, seconds: float) -> dict:
     """Steps/s of one sync pool with ``threads`` workers, over at least ``seconds`` of step calls."""
     pool = Pool(env_id, num_envs=num_envs, num_threads=threads, seed=0)
     try:
-        call = bench.torchpool_calls(pool)
+        call = harness.torchpool_calls(pool)
         in_workers = pool.steps_in_background()
         # MuJoCo's frame_skip counts physics steps, not frames: only Atari's counts frames.
         frame_skip = pool.task_kwargs["frame_skip"] if registry.lookup(env_id).family == "Atari" else 1
-        for i in range(20):  # warm-up: first-touch of the buffers, the workers' first wake-ups
-            call(i)
-        steps, calls = 0, 0
-        start = time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds:
-            steps += call(calls)
-            calls += 1
+        # The warm-up: first-touch of the buffers, the workers' first wake-ups.
+        rate = harness.rate_for(call, seconds, warmup=0.2)
     finally:
         pool.close()
-    return {"env_id": env_id, "num_envs": num_envs, "num_threads": threads, "in_workers": in_workers, "calls": calls,
-            "steps_per_s": steps / elapsed, "frames_per_s": steps * frame_skip / elapsed,
-            "us_per_call": elapsed / calls * 1e6}
+    return {"env_id": env_id, "num_envs": num_envs, "num_threads": threads, "in_workers": in_workers,
+            "calls": rate.calls, "steps_per_s": rate.steps_per_s, "frames_per_s": rate.steps_per_s * frame_skip,
+            "us_per_call": rate.us_per_call}
 
 
 def main() -> None:
@@ -71,7 +66,7 @@ def main() -> None:
         row["efficiency"] = row["speedup"] * base["num_threads"] / row["num_threads"]
         row["oversubscribed"] = row["num_threads"] > cpus
 
-    machine = bench.machine(packages=())
+    machine = harness.machine()
     print(f"\n{machine['cpu']}, {machine['cores']} cores ({cpus} usable), {machine['versions']}")
     print(f"sync pools, {args.seconds:g} s per measurement; speed-up and efficiency against "
           f"{min(args.threads)} thread(s); * = more threads than usable CPUs\n")

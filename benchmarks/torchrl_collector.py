@@ -9,14 +9,14 @@ the same policy? (Target: at least 5x ``ParallelEnv``.)
     python benchmarks/torchrl_collector.py --quick      # smoke test; prints only
     python benchmarks/torchrl_collector.py --repeats 5  # more repeats, tighter medians
 
-Method. A case is (env, system, num_envs). A measurement builds the batched
-env and a ``Collector`` (``frames_per_batch = num_envs * --steps-per-batch``,
-an endless iterator), warms up with ``--warmup-batches`` batches, times two
-batches to pick how many batches last ``--target-seconds``, then times that
-many with ``torchpool.bench``'s timer, and shuts everything down; building is
-timed separately (``startup s``). Each repeat runs every case once, in turn,
-alternating direction, so a noisy period hits all systems alike; the table
-gives medians over repeats. The policy is the same for every system: an MLP
+Method (benchmarks/harness). A case is (env, system, num_envs). A
+measurement builds the batched env and a ``Collector`` (``frames_per_batch =
+num_envs * --steps-per-batch``, an endless iterator), warms up with
+``--warmup-batches`` batches, times two batches to pick how many batches last
+``--target-seconds``, then times that many, and shuts everything down;
+building is timed separately (``startup s``). Each repeat runs every case
+once, in turn, alternating direction, so a noisy period hits all systems
+alike; the table gives medians over repeats. The policy is the same for every system: an MLP
 (2 x 64, tanh) sampling from a Categorical (discrete actions) or a TanhNormal
 (continuous), with fixed weights, run on the CPU in the collector's process.
 torchrl counts one env step as one frame; frames/s here multiplies by the
@@ -29,20 +29,18 @@ Adding an env: add its torchpool id to ``ENVS`` with the Gymnasium id that
 from __future__ import annotations
 
 import argparse
-import datetime
 import functools
 import statistics
-import sys
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import harness
 import torch
 from torch import nn
 
 import torchpool
-from torchpool import bench
 
 # torchpool id -> (Gymnasium id for GymEnv, emulator frames per env step). Pong-v5 and
 # Ant-v5 join here once torchpool has them, e.g. "Pong-v5": ("ALE/Pong-v5", 4).
@@ -51,7 +49,6 @@ ENVS = {
 }
 NUM_ENVS = (4, 16, 64)
 SYSTEMS = ("TorchPoolEnv", "ParallelEnv", "SerialEnv")  # table and legend order
-BEGIN, END = "<!-- torchrl:begin -->", "<!-- torchrl:end -->"
 
 
 def parse_args() -> argparse.Namespace:
@@ -75,7 +72,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--parallel-max-envs", type=int, default=16,
                         help="largest num_envs tried with ParallelEnv: one process per env, each importing torchrl "
                              "(on the 2-core VM ParallelEnv(32) took 90 s to start)")
-    parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent,
+    parser.add_argument("--output-dir", type=Path, default=harness.OUTPUT,
                         help="where RESULTS.md and torchrl_collector.png are written")
     args = parser.parse_args()
     if args.quick:
@@ -157,9 +154,9 @@ def measure(case: Case, args: argparse.Namespace) -> Measurement:
         def call(_: int) -> int:
             return next(batches).numel()
 
-        _, pilot_us = bench._time(call, calls=2, warmup=args.warmup_batches)
+        _, pilot_us = harness.time_calls(call, calls=2, warmup=args.warmup_batches)
         calls = max(3, round(args.target_seconds * 1e6 / pilot_us))
-        steps_per_s, us_per_batch = bench._time(call, calls=calls, warmup=0)
+        steps_per_s, us_per_batch = harness.time_calls(call, calls=calls, warmup=0)
     finally:
         collector.shutdown()
         if not env.is_closed:
@@ -203,7 +200,7 @@ def summarize(measurements: dict[Case, list[Measurement]]) -> list[Row]:
         median = statistics.median(rates)
         rows[case] = Row(case, results[0].workers, results[0].batches, median,
                          statistics.median(m.us_per_step for m in results),
-                         statistics.median(m.startup_s for m in results), (max(rates) - min(rates)) / median)
+                         statistics.median(m.startup_s for m in results), harness.spread(rates))
     for case, row in list(rows.items()):
         ours = rows.get(Case(case.env_id, "TorchPoolEnv", case.num_envs))
         if ours is not None and case.system != "TorchPoolEnv":
@@ -215,35 +212,20 @@ def summarize(measurements: dict[Case, list[Measurement]]) -> list[Row]:
 
 def draw_plot(table: list[Row], info: dict[str, str], repeats: int, path: Path) -> None:
     """One panel per env: frames/s against num_envs, log-log, one line per system."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     styles = {"TorchPoolEnv": ("tab:blue", "o"), "ParallelEnv": ("tab:red", "v"), "SerialEnv": ("tab:green", "^")}
     env_ids = sorted({row.case.env_id for row in table})
-    figure, axes = plt.subplots(1, len(env_ids), figsize=(6.5 * len(env_ids), 5.0), squeeze=False)
-    for axis, env_id in zip(axes[0], env_ids):
-        for system in SYSTEMS:
-            points = sorted((row.case.num_envs, row.frames_per_s) for row in table
-                            if (row.case.env_id, row.case.system) == (env_id, system))
-            if points:
-                color, marker = styles[system]
-                label = system if system == "TorchPoolEnv" else f"{system} of GymEnv"
-                axis.plot(*zip(*points), color=color, marker=marker, label=label)
-        sizes = sorted({row.case.num_envs for row in table if row.case.env_id == env_id})
-        axis.set(xscale="log", yscale="log", xlabel="num_envs", ylabel="frames/s (torchrl Collector)", title=env_id)
-        axis.set_xticks(sizes, [str(n) for n in sizes])
-        axis.set_xticks([], minor=True)
-        axis.grid(True, which="both", alpha=0.3)
+    figure, axes = harness.panels(len(env_ids), (6.5, 5.0))
+    for axis, env_id in zip(axes, env_ids):
+        label = {system: system if system == "TorchPoolEnv" else f"{system} of GymEnv" for system in SYSTEMS}
+        harness.size_lines(axis, {label[system]: [(row.case.num_envs, row.frames_per_s) for row in table
+                                                  if (row.case.env_id, row.case.system) == (env_id, system)]
+                                  for system in SYSTEMS},
+                           {label[system]: dict(color=color, marker=marker)
+                            for system, (color, marker) in styles.items()})
+        axis.set(ylabel="frames/s (torchrl Collector)", title=env_id)
         axis.legend(fontsize=9)
-    figure.suptitle(f"torchrl Collector throughput, median of {repeats} repeat{'s' * (repeats > 1)}\n"
-                    f"{info['cpu']}, {info['cores']} cores, {info['ram']} RAM")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-
-
+    harness.save(figure, path, info=info,
+                 title=f"torchrl Collector throughput, median of {repeats} repeat{'s' * (repeats > 1)}")
 
 
 def main() -> None:
@@ -261,23 +243,14 @@ def main() -> None:
                 else:
                     cases.append(case)
 
-    measurements: dict[Case, list[Measurement]] = {case: [] for case in cases}
-    total = len(cases) * args.repeats
-    for repeat in range(args.repeats):
-        for case in cases if repeat % 2 == 0 else reversed(cases):
-            done = sum(map(len, measurements.values()))
-            print(f"[{done + 1}/{total}] repeat {repeat + 1}: {case}", file=sys.stderr, flush=True)
-            measurements[case].append(measure(case, args))
+    measurements = harness.measure_rounds(cases, args.repeats, lambda case: measure(case, args),
+                                          progress="torchrl Collector")
     elapsed_min = (time.perf_counter() - started) / 60
     table = summarize(measurements)
 
-    widths = [max(len(column), *(len(cells(row, args.steps_per_batch)[i]) for row in table))
-              for i, column in enumerate(COLUMNS)]
     print(f"\nMedians of {args.repeats} repeat(s), ~{args.target_seconds} s of timed batches per measurement, "
           f"{elapsed_min:.1f} min in all.")
-    print("  ".join(column.rjust(width) for column, width in zip(COLUMNS, widths)))
-    for row in table:
-        print("  ".join(cell.rjust(width) for cell, width in zip(cells(row, args.steps_per_batch), widths)))
+    harness.print_table(COLUMNS, [cells(row, args.steps_per_batch) for row in table])
     for case, reason in skipped.items():
         print(f"skipped {case}: {reason}")
 
@@ -285,41 +258,32 @@ def main() -> None:
         print("\n--quick: RESULTS.md and torchrl_collector.png left untouched.")
         return
 
-    info = bench.machine(("envpool", "gymnasium", "torchrl", "tensordict"))
+    packages = ("envpool", "gymnasium", "torchrl", "tensordict")
     args.output_dir.mkdir(parents=True, exist_ok=True)
-    draw_plot(table, info, args.repeats, args.output_dir / "torchrl_collector.png")
-    command = " ".join(["python benchmarks/torchrl_collector.py", *sys.argv[1:]])
-    bench.write_section(args.output_dir / "RESULTS.md", "\n".join([
-        BEGIN,
-        "## torchrl Collector: frames/s (`benchmarks/torchrl_collector.py`)",
-        "",
-        "How many frames/s does torchrl's `Collector` deliver with a `TorchPoolEnv`, next to the same collector "
-        "over `ParallelEnv` and `SerialEnv` of `GymEnv`, with the same env and policy? (Target: 5x `ParallelEnv`.)",
-        "",
-        f"- Date: {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, {info['os']}",
-        f"- Software: {info['versions']}",
-        f"- Command: `{command}` ({elapsed_min:.1f} min)",
-        f"- Settings: {args.repeats} repeat{'s' * (args.repeats > 1)}, each running every case once in turn "
-        "(alternating direction); per "
-        f"measurement a fresh env and `Collector` (`frames_per_batch = num_envs * {args.steps_per_batch}`, "
-        f"`total_frames=-1`), {args.warmup_batches} warm-up batches, then ~{args.target_seconds} s of batches "
-        f"(`batches`). Policy: the same MLP (2 x 64, tanh) sampling a Categorical, fixed weights, CPU, "
-        f"{args.torch_threads} torch thread(s) in the collector's process (`--torch-threads`). "
-        "`workers`: TorchPoolEnv's pool threads, ParallelEnv's processes (one per env), SerialEnv's 1. "
-        "steps/s = env steps/s = torchrl frames/s; frames/s multiplies by the frame skip (1 here). us/step: one "
-        "collector step of all num_envs (policy + env + bookkeeping). startup s: building env and collector. "
-        "spread = (max - min) / median of steps/s over repeats.",
-        "",
-        "| " + " | ".join(COLUMNS) + " |",
-        "|" + "|".join("---:" if i >= 2 else "---" for i in range(len(COLUMNS))) + "|",
-        *["| " + " | ".join(cells(row, args.steps_per_batch)) + " |" for row in table],
-        "",
-        *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
-        "![torchrl Collector frames/s against num_envs](torchrl_collector.png)",
-        END,
-    ]), BEGIN, END)
-    print(f"\nWrote {args.output_dir / 'RESULTS.md'} and {args.output_dir / 'torchrl_collector.png'}")
+    draw_plot(table, harness.machine(packages), args.repeats, args.output_dir / "torchrl_collector.png")
+    harness.record_section(
+        "torchrl", "torchrl Collector: frames/s (`benchmarks/torchrl_collector.py`)",
+        path=args.output_dir / "RESULTS.md", packages=packages,
+        question="How many frames/s does torchrl's `Collector` deliver with a `TorchPoolEnv`, next to the same "
+        "collector over `ParallelEnv` and `SerialEnv` of `GymEnv`, with the same env and policy? (Target: 5x "
+        "`ParallelEnv`.)",
+        settings=[
+            f"- Settings: {args.repeats} repeat{'s' * (args.repeats > 1)}, each running every case once in turn "
+            "(alternating direction); per "
+            f"measurement a fresh env and `Collector` (`frames_per_batch = num_envs * {args.steps_per_batch}`, "
+            f"`total_frames=-1`), {args.warmup_batches} warm-up batches, then ~{args.target_seconds} s of batches "
+            f"(`batches`). Policy: the same MLP (2 x 64, tanh) sampling a Categorical, fixed weights, CPU, "
+            f"{args.torch_threads} torch thread(s) in the collector's process (`--torch-threads`). "
+            "`workers`: TorchPoolEnv's pool threads, ParallelEnv's processes (one per env), SerialEnv's 1. "
+            "steps/s = env steps/s = torchrl frames/s; frames/s multiplies by the frame skip (1 here). us/step: "
+            "one collector step of all num_envs (policy + env + bookkeeping). startup s: building env and "
+            "collector. spread = (max - min) / median of steps/s over repeats."],
+        body=[
+            *harness.markdown_table(COLUMNS, [cells(row, args.steps_per_batch) for row in table], text_columns=2),
+            "",
+            *[f"Skipped {case}: {reason}.\n" for case, reason in skipped.items()],
+            "![torchrl Collector frames/s against num_envs](torchrl_collector.png)",
+        ])
 
 
 if __name__ == "__main__":

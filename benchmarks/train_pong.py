@@ -2,7 +2,8 @@
 
 Each run is `python -m torchpool train Pong-v5 [--recipe cleanrl] --seed S` in a
 fresh process, alone on the machine (runs never overlap: they would share the
-cores). A run's JSON (curve, time split, evaluation games) lands in
+cores), a round per seed with every recipe once in it (benchmarks/harness).
+A run's JSON (curve, time split, evaluation games) lands in
 benchmarks/train_runs/pong/<recipe>_seed<S>/; --record turns all saved runs into
 the RESULTS.md section and pong.png, so a long campaign can be resumed.
 
@@ -18,11 +19,11 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-RUNS = HERE / "train_runs" / "pong"
+import harness
+
+RUNS = harness.OUTPUT / "train_runs" / "pong"
 TARGET = 18.0
 LABELS = {"tuned": "torchpool CPU recipe (42x42, compact CNN)",
           "cleanrl": "CleanRL ppo_atari_envpool settings (84x84, Nature CNN)",
@@ -93,22 +94,17 @@ def table(runs: list[dict]) -> list[str]:
 
 
 def plot(runs: list[dict], path: Path) -> None:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(11, 4))
-    by_time, by_frames = fig.subplots(1, 2, sharey=True)
     colours = {"tuned": "tab:blue", "cleanrl": "tab:orange", "tuned-v1": "tab:gray", "adaptive": "tab:green",
                "capped": "tab:purple", "bf16": "tab:red"}
+    figure, (by_time, by_frames) = harness.panels(2, (5.5, 4), sharey=True)
+    harness.return_curves(by_time, [(f"{r['recipe']} seed {r['seed']}", colours.get(r["recipe"], "gray"), r["curve"])
+                                    for r in runs if r["curve"]], target=TARGET)
     for r in runs:
-        if not r["curve"]:
-            continue
-        frames, seconds, scores = zip(*r["curve"])
-        label = f"{r['recipe']} seed {r['seed']}"
-        by_time.plot([s / 60 for s in seconds], scores, color=colours.get(r["recipe"], "gray"), alpha=0.8,
-                     label=label)
-        by_frames.plot([f / 1e6 for f in frames], scores, color=colours.get(r["recipe"], "gray"), alpha=0.8)
+        if r["curve"]:
+            frames, _, scores = zip(*r["curve"])
+            by_frames.plot([f / 1e6 for f in frames], scores, color=colours.get(r["recipe"], "gray"), alpha=0.8)
+    by_frames.axhline(TARGET, color="gray", linestyle="--", linewidth=1)
     for ax in (by_time, by_frames):
-        ax.axhline(TARGET, color="gray", linestyle="--", linewidth=1)
         ax.set_ylim(-21.5, 21.5)
         ax.grid(alpha=0.3)
     by_time.axvline(30, color="red", linestyle=":", linewidth=1, label="30 min")
@@ -116,38 +112,23 @@ def plot(runs: list[dict], path: Path) -> None:
     by_frames.set_xlabel("million frames (agent steps, 4 emulator frames each)")
     by_time.set_ylabel("mean return, last 20 games")
     by_time.legend(fontsize=7, loc="lower right")
-    fig.suptitle("PPO on Pong-v5, CPU only: time to score")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    harness.save(figure, path, title="PPO on Pong-v5, CPU only: time to score", dpi=110)
 
 
 def record(runs: list[dict]) -> None:
-    from torchpool import bench
-
-    info = bench.machine(())
-    plot(runs, HERE / "pong.png")
+    plot(runs, harness.OUTPUT / "pong.png")
     lines = table(runs)
-    recipes = sorted({r["recipe"] for r in runs})
-    section = "\n".join([
-        "<!-- pong:begin -->",
-        "## Pong on a CPU (`benchmarks/train_pong.py`)",
-        "",
-        "`python -m torchpool train Pong-v5` (the CPU recipe) next to CleanRL's `ppo_atari_envpool.py` "
-        "settings (`--recipe cleanrl`), each run alone on the machine, stopping at a mean return of 18 over "
-        "the last 20 games (or at its time budget). Wall time includes every PPO update.",
-        "",
-        f"- Recorded: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"- Machine: {info['cpu']}, {info['cores']} cores, {info['ram']} RAM, CPU only; {info['versions']}",
-        *[f"- `{name}`: {LABELS.get(name) or HISTORY.get(name, name)}" for name in recipes],
-        "- 10 fresh games: the trained policy on 10 new seeds, unclipped score difference (+21 is a 21-0 win).",
-        "",
-        *lines,
-        "",
-        "![Pong time to score](pong.png)",
-        "<!-- pong:end -->",
-    ])
-    bench.write_section(HERE / "RESULTS.md", section, "<!-- pong:begin -->", "<!-- pong:end -->")
     print("\n".join(lines))
+    recipes = sorted({r["recipe"] for r in runs})
+    harness.record_section(
+        "pong", "Pong on a CPU (`benchmarks/train_pong.py`)",
+        question="`python -m torchpool train Pong-v5` (the CPU recipe) next to CleanRL's `ppo_atari_envpool.py` "
+        "settings (`--recipe cleanrl`), each run alone on the machine, stopping at a mean return of 18 over the "
+        "last 20 games (or at its time budget). Wall time includes every PPO update.",
+        settings=[*[f"- `{name}`: {LABELS.get(name) or HISTORY.get(name, name)}" for name in recipes],
+                  "- 10 fresh games: the trained policy on 10 new seeds, unclipped score difference (+21 is a 21-0 "
+                  "win)."],
+        body=[*lines, "", "![Pong time to score](pong.png)"])
 
 
 def main() -> None:
@@ -161,13 +142,13 @@ def main() -> None:
     args = parser.parse_args()
     if not args.recipes and not args.record:
         parser.error("nothing to do: give --recipes and/or --record")
-    for recipe in args.recipes:
-        for seed in args.seeds:
-            result = run(recipe, seed, args.max_seconds)
-            reached = result["seconds_to_target"]
-            print(f"{recipe} seed {seed}: " + (f"18 in {reached / 60:.1f} min" if reached else
-                                               f"{result['final_mean_return']:.1f} after "
-                                               f"{result['wall_seconds'] / 60:.1f} min"), flush=True)
+    for index, recipe in harness.interleaved(args.recipes, len(args.seeds) if args.recipes else 0, order="same"):
+        seed = args.seeds[index]
+        result = run(recipe, seed, args.max_seconds)
+        reached = result["seconds_to_target"]
+        print(f"{recipe} seed {seed}: " + (f"18 in {reached / 60:.1f} min" if reached else
+                                           f"{result['final_mean_return']:.1f} after "
+                                           f"{result['wall_seconds'] / 60:.1f} min"), flush=True)
     if args.record:
         record(saved_runs())
 

@@ -27,6 +27,9 @@ The Control Suite recipes (``--tasks dmc``): WalkerWalk-v1 and CheetahRun-v1,
 each seed to its target (at most ``--minutes``), next to the scores rl_games
 reports for its dm_control YAMLs.
 
+Every run to a target is in a child interpreter of its own, the systems taking
+turns seed by seed (benchmarks/harness).
+
     python benchmarks/train_speed.py [--tasks pendulum ant halfcheetah mujoco dmc] [--seeds 1 2 3] [--rl-games-seeds 5]
 """
 
@@ -36,7 +39,6 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,7 +47,8 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+# torchpool and the harness (benchmarks/harness: rounds, children, plots, RESULTS.md) are imported inside the
+# functions that use them: the RLtools child (--rltools-run) must run in an interpreter without torch.
 # RLtools' C++ Pendulum, as its training interface includes a custom environment (ENVIRONMENT_FACTORY<T, TI>).
 _RLTOOLS_PENDULUM = """#include <rl_tools/rl/environments/pendulum/operations_cpu.h>
 namespace pendulum = rl_tools::rl::environments::pendulum;
@@ -98,23 +101,17 @@ def fresh_episodes(act, games: int = 10) -> float:
 
 def plot(rows: dict[str, list[tuple[float, float]]], path: Path) -> None:
     """Each run as a point: seconds to its trained policy against its 10 fresh episodes' mean."""
-    import matplotlib
+    import harness
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    figure, (ax,) = harness.panels(1, (6, 4))
     for marker, (name, runs) in zip("osD^", rows.items()):
         ax.scatter([s for s, _ in runs], [r for _, r in runs], label=name, s=40, marker=marker)
     ax.axhline(-200, color="gray", linestyle="--", label="-200 (the target)")
     ax.set_xlabel("seconds to a trained policy")
     ax.set_ylabel("10 fresh episodes' mean return")
     ax.set_xlim(left=0)
-    ax.set_title("Pendulum-v1 on 2 CPU cores, one run per seed")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    harness.save(figure, path, title="Pendulum-v1 on 2 CPU cores, one run per seed", dpi=100)
 
 
 def rl_games_run(seed: int, target: float, max_frames: int) -> dict:
@@ -161,31 +158,33 @@ def rl_games_run(seed: int, target: float, max_frames: int) -> dict:
 def pendulum(seeds: list[int]) -> None:
     """Pendulum-v1: the PPO and SAC recipes next to RLtools' SAC and PPO, seeds interleaved; RESULTS.md and
     train_speed.png."""
-    from torchpool import bench
-    from torchpool.train import sac
-    from torchpool.train.ppo import RECIPES, Args, train
+    import harness
 
-    rows: dict[str, list[tuple[float, float]]] = {"torchpool PPO (the recipe)": [], "RLtools SAC": [],
-                                                  "RLtools PPO": [], "torchpool SAC (--algo sac)": []}
+    from torchpool.train import ppo, sac
+
+    def torchpool_run(module):
+        def run(seed: int) -> tuple[float, float]:
+            with tempfile.TemporaryDirectory() as folder:
+                result = module.train(module.Args(env_id="Pendulum-v1", **dict(
+                    module.RECIPES["Pendulum-v1"], seed=seed, progress=False, out_dir=folder)))
+            return result["seconds_to_target"] or float("nan"), result["evaluation"]["mean_return"]
+        return run
+
     compile_seconds = {}
-    for seed in seeds:
-        with tempfile.TemporaryDirectory() as folder:
-            result = train(Args(env_id="Pendulum-v1", **dict(RECIPES["Pendulum-v1"], seed=seed, progress=False,
-                                                             out_dir=folder)))
-            ours = (result["seconds_to_target"] or float("nan"), result["evaluation"]["mean_return"])
-            result = sac.train(sac.Args(env_id="Pendulum-v1", **dict(sac.RECIPES["Pendulum-v1"], seed=seed,
-                                                                     progress=False, out_dir=folder)))
-            ours_sac = (result["seconds_to_target"] or float("nan"), result["evaluation"]["mean_return"])
-        rows["torchpool PPO (the recipe)"].append(ours)
-        rows["torchpool SAC (--algo sac)"].append(ours_sac)
-        for algo in ("sac", "ppo"):
-            child = subprocess.run([sys.executable, __file__, "--rltools-run", algo, str(seed)], capture_output=True,
-                                   text=True, check=True)
-            run = json.loads(child.stdout.strip().splitlines()[-1])
-            compile_seconds.setdefault(algo, run["compile_seconds"])
-            rows[f"RLtools {algo.upper()}"].append((run["seconds"], run["fresh"]))
-        print(f"seed {seed}: " + "; ".join(f"{name} {runs[-1][0]:.2f} s, fresh {runs[-1][1]:.1f}"
-                                           for name, runs in rows.items()), flush=True)
+
+    def rltools(algo: str):
+        def run(seed: int) -> tuple[float, float]:
+            result = harness.run_child([__file__, "--rltools-run", algo, str(seed)])
+            compile_seconds.setdefault(algo, result["compile_seconds"])
+            return result["seconds"], result["fresh"]
+        return run
+
+    systems = {"torchpool PPO (the recipe)": torchpool_run(ppo), "RLtools SAC": rltools("sac"),
+               "RLtools PPO": rltools("ppo"), "torchpool SAC (--algo sac)": torchpool_run(sac)}
+    rows: dict[str, list[tuple[float, float]]] = {name: [] for name in systems}
+    for index, name in harness.interleaved(list(systems), len(seeds), order="same"):
+        rows[name].append(systems[name](seeds[index]))
+        print(f"seed {seeds[index]}: {name} {rows[name][-1][0]:.2f} s, fresh {rows[name][-1][1]:.1f}", flush=True)
     lines = ["| system | seconds to a trained policy (per seed) | median | 10 fresh episodes' mean (per seed) |",
              "|---|---|---:|---|"]
     for name, runs in rows.items():
@@ -193,24 +192,23 @@ def pendulum(seeds: list[int]) -> None:
                      f"{statistics.median(s for s, _ in runs):.2f} | {', '.join(f'{r:.1f}' for _, r in runs)} |")
     ratio = statistics.median(s for s, _ in rows["torchpool PPO (the recipe)"]) / statistics.median(
         s for s, _ in rows["RLtools SAC"])
-    plot(rows, HERE / "train_speed.png")
-    bench.record_section(
-        HERE / "RESULTS.md", "train-speed",
-        "Time to a trained policy next to RLtools (`benchmarks/train_speed.py`)", settings=[
-        f"- Settings: Pendulum-v1; torchpool's PPO and SAC recipes (`torchpool/train/ppo.py`, `sac.py`: each "
-        f"stops at a mean of -200 over the last 20 episodes), RLtools' SAC (its defaults: 10,000 steps, 1 env) and "
-        f"PPO (its defaults, 100,000 steps of 64 envs, with 200-step episodes), on RLtools' C++ Pendulum (one-time "
-        f"compiles {compile_seconds['sac']:.1f} s and {compile_seconds['ppo']:.1f} s, not counted); seeds {seeds} "
-        "interleaved; each policy then plays 10 fresh Gymnasium episodes (SAC's: its mean action).",
-    ], body=[
-        *lines,
-        "",
-        f"torchpool's PPO recipe takes {ratio:.2f}x RLtools' SAC time (median; issue #34: must <= 1.5x, goal "
-        "<= 1x and <= 2 s).",
-        "",
-        "![Pendulum-v1: time to a trained policy](train_speed.png)",
-    ], packages=("rltools",))
     print("\n".join(lines))
+    plot(rows, harness.OUTPUT / "train_speed.png")
+    harness.record_section(
+        "train-speed", "Time to a trained policy next to RLtools (`benchmarks/train_speed.py`)", settings=[
+            f"- Settings: Pendulum-v1; torchpool's PPO and SAC recipes (`torchpool/train/ppo.py`, `sac.py`: each "
+            f"stops at a mean of -200 over the last 20 episodes), RLtools' SAC (its defaults: 10,000 steps, 1 env) "
+            f"and PPO (its defaults, 100,000 steps of 64 envs, with 200-step episodes), on RLtools' C++ Pendulum "
+            f"(one-time compiles {compile_seconds['sac']:.1f} s and {compile_seconds['ppo']:.1f} s, not counted); "
+            f"seeds {seeds} interleaved; each policy then plays 10 fresh Gymnasium episodes (SAC's: its mean action).",
+        ], body=[
+            *lines,
+            "",
+            f"torchpool's PPO recipe takes {ratio:.2f}x RLtools' SAC time (median; issue #34: must <= 1.5x, goal "
+            "<= 1x and <= 2 s).",
+            "",
+            "![Pendulum-v1: time to a trained policy](train_speed.png)",
+        ], packages=("rltools",))
 
 
 ANT_TARGET = 5000.0
@@ -254,20 +252,21 @@ def _fresh(run: dict) -> str:
 
 
 def child_run(env_id: str, system: str, seed: int, max_seconds: float) -> dict:
-    child = subprocess.run([sys.executable, __file__, "--run", env_id, system, str(seed), str(max_seconds)],
-                           capture_output=True, text=True, check=True)
-    return json.loads(child.stdout.strip().splitlines()[-1])
+    """recipe_run in a child interpreter of its own."""
+    import harness
+
+    return harness.run_child([__file__, "--run", env_id, system, str(seed), str(max_seconds)])
 
 
 def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
     """Ant-v4 to a mean return of 5,000: the recipe, rl_games' YAML and CleanRL's settings; RESULTS.md, a PNG."""
-    from torchpool import bench
+    import harness
 
     runs: dict[str, list[tuple[int, dict]]] = {name: [] for name in ANT_SYSTEMS}
-    plan = []  # seeds interleaved: ours, rl_games', ours, ...
-    for index in range(max(len(seeds), len(rl_games_seeds))):
-        plan += [("ours", seeds[index])] if index < len(seeds) else []
-        plan += [("rl_games", rl_games_seeds[index])] if index < len(rl_games_seeds) else []
+    seeds_of = {"ours": seeds, "rl_games": rl_games_seeds}  # interleaved: ours, rl_games', ours, ...
+    plan = [(system, seeds_of[system][index]) for index, system in
+            harness.interleaved(list(seeds_of), max(map(len, seeds_of.values())), order="same")
+            if index < len(seeds_of[system])]
     plan.append(("cleanrl", seeds[0]))
     for system, seed in plan:
         run = child_run("Ant-v4", system, seed, ANT_MAX_SECONDS)
@@ -293,14 +292,15 @@ def ant(seeds: list[int], rl_games_seeds: list[int]) -> None:
                      f"{frames} | "
                      f"{best:,.0f} | {', '.join(fresh)} |")
     plot_curves({name: [run["curve"] for _, run in system_runs] for name, system_runs in runs.items()},
-                HERE / "train_speed_ant.png", "Ant-v4 on 2 CPU cores, one curve per seed", target=ANT_TARGET)
+                harness.OUTPUT / "train_speed_ant.png", "Ant-v4 on 2 CPU cores, one curve per seed",
+                target=ANT_TARGET)
     ours, theirs = (medians[name] for name in list(ANT_SYSTEMS)[:2])
     verdict = (f"The recipe's median is {ours / 60:.2f} min, {ours / theirs:.2f}x rl_games' {theirs / 60:.2f} min "
                "(issue #34: must <= rl_games', goal <= 5 min); a run that missed the target counts as slower "
                "than any that reached it." if ours and theirs else
                "Most runs of a system missed the target within the time limit: no ratio.")
-    bench.record_section(
-        HERE / "RESULTS.md", "train-speed-ant",
+    harness.record_section(
+        "train-speed-ant",
         "Ant-v4 to a mean return of 5,000 next to rl_games (`benchmarks/train_speed.py --tasks ant`)", settings=[
         f"- Settings: Ant-v4 on the CPU, each run alone in its own interpreter, seeds interleaved; stop at a mean of "
         f"5,000 over the last 20 episodes (rl_games: `score_to_win: 5000`, `games_to_track: 20`; its YAML on "
@@ -325,31 +325,24 @@ def plot_curves(curves: dict[str, list[list[tuple[int, float, float]]]], path: P
                 target: float | None = None) -> None:
     """Each system's runs (one colour per system, a line per run): mean return of the last 20 episodes against
     minutes; curves are train()'s [(frames, seconds, mean)]."""
-    import matplotlib
+    import harness
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for color, (name, runs) in zip(("C0", "C1", "C2", "C3"), curves.items()):
-        for index, curve in enumerate(runs):
-            ax.plot([s / 60 for _, s, _ in curve], [m for _, _, m in curve], color=color,
-                    label=name if index == 0 else None, linewidth=1.2)
+    figure, (ax,) = harness.panels(1, (7, 4.2))
+    harness.return_curves(ax, [(name if index == 0 else None, color, curve)
+                               for color, (name, runs) in zip(("C0", "C1", "C2", "C3"), curves.items())
+                               for index, curve in enumerate(runs)])
     if target is not None:
         ax.axhline(target, color="gray", linestyle="--", label=f"{target:,.0f} (the target)")
         ax.axvline(5, color="gray", linestyle=":")
-    ax.set_xlabel("minutes")
     ax.set_ylabel("mean return, last 20 episodes")
-    ax.set_title(title)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    harness.save(figure, path, title=title, dpi=100)
 
 
 def halfcheetah(seed: int, minutes: float) -> None:
     """HalfCheetah-v5: SAC's and PPO's recipes, each for `minutes` of wall time; return against minutes."""
-    from torchpool import bench
+    import harness
+
     from torchpool.train import ppo, sac
 
     curves = {}
@@ -363,7 +356,7 @@ def halfcheetah(seed: int, minutes: float) -> None:
         print(f"{name}: {result['frames']:,} frames in {result['wall_seconds'] / 60:.1f} min, last mean "
               f"{result['final_mean_return']:,.0f}", flush=True)
     plot_curves({name: [result["curve"]] for name, result in curves.items()},
-                HERE / "train_speed_halfcheetah.png", f"HalfCheetah-v5 on 2 CPU cores, seed {seed}")
+                harness.OUTPUT / "train_speed_halfcheetah.png", f"HalfCheetah-v5 on 2 CPU cores, seed {seed}")
     marks = [mark for mark in (1, 2, 5, 10, 20, 30) if mark <= minutes]
     lines = [f"| system | frames in the time | frames/s | mean of the last 20 episodes at "
              f"{' / '.join(str(mark) for mark in marks)} min |", "|---|---:|---:|---|"]
@@ -372,8 +365,8 @@ def halfcheetah(seed: int, minutes: float) -> None:
               for mark in marks]
         lines.append(f"| {name} | {result['frames']:,} | {result['frames_per_s']:,.0f} | "
                      f"{' / '.join(f'{m:,.0f}' for m in at)} |")
-    bench.record_section(
-        HERE / "RESULTS.md", "train-speed-halfcheetah",
+    harness.record_section(
+        "train-speed-halfcheetah",
         "HalfCheetah-v5: SAC and PPO against wall time (`benchmarks/train_speed.py --tasks halfcheetah`)", settings=[
         f"- Settings: each recipe alone for {minutes:g} minutes, seed {seed}, CPU; SAC: 1 env, a gradient step per "
         "frame after 5,000 random ones, 256x256 networks; PPO: "
@@ -420,15 +413,15 @@ def dmc(seeds: list[int], minutes: float) -> None:
 def to_targets(references: dict[str, str], seeds: list[int], minutes: float, key: str, png: str, title: str,
                reference_column: str, reference_note: str) -> None:
     """Each env's recipe, for each seed, to its target or for `minutes`: time and frames to the target."""
-    from torchpool import bench
+    import harness
 
-    runs: dict[str, list[dict]] = {}
-    for env_id in references:
-        for seed in seeds:
-            run = child_run(env_id, "ours", seed, minutes * 60)
-            runs.setdefault(env_id, []).append(dict(run, seed=seed))
-            print(f"{env_id} seed {seed}: {_minutes(run['seconds_to_target'])} min to {run['target']:,.0f}, "
-                  f"{run['frames']:,} frames", flush=True)
+    runs: dict[str, list[dict]] = {env_id: [] for env_id in references}
+    for index, env_id in harness.interleaved(list(references), len(seeds), order="same"):
+        seed = seeds[index]
+        run = child_run(env_id, "ours", seed, minutes * 60)
+        runs[env_id].append(dict(run, seed=seed))
+        print(f"{env_id} seed {seed}: {_minutes(run['seconds_to_target'])} min to {run['target']:,.0f}, "
+              f"{run['frames']:,} frames", flush=True)
     lines = ["| env | seed | target | minutes to the target | frames to the target | frames/s | best mean of 20 | "
              f"10 fresh episodes' mean (mean action / sampled) | {reference_column} |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -444,8 +437,8 @@ def to_targets(references: dict[str, str], seeds: list[int], minutes: float, key
         if len(env_runs) > 1:
             median = _minutes(statistics.median(reached)) if len(reached) == len(env_runs) else "not all reached"
             lines.append(f"| {env_id} | median | | {median} | | | | | |")
-    plot_panels(runs, HERE / png, f"seeds {', '.join(map(str, seeds))}, 2 CPU cores")
-    bench.record_section(HERE / "RESULTS.md", key, title, settings=[
+    plot_panels(runs, harness.OUTPUT / png, f"seeds {', '.join(map(str, seeds))}, 2 CPU cores")
+    harness.record_section(key, title, settings=[
         f"- Settings: `python -m torchpool train <env>`'s recipe (`torchpool/train/ppo.py`), seeds "
         f"{', '.join(map(str, seeds))}, on the CPU, each run alone in its own interpreter; it stops at a mean of "
         f"the target over the last 20 episodes or after {minutes:g} min. {reference_note}",
@@ -455,26 +448,17 @@ def to_targets(references: dict[str, str], seeds: list[int], minutes: float, key
 
 def plot_panels(runs: dict[str, list[dict]], path: Path, title: str) -> None:
     """One panel per env: each seed's mean return of the last 20 episodes against minutes, the target dashed."""
-    import matplotlib
+    import harness
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(runs), figsize=(3.6 * len(runs), 3.2), squeeze=False)
-    for ax, (env_id, env_runs) in zip(axes[0], runs.items()):
-        for k, run in enumerate(env_runs):
-            ax.plot([s / 60 for _, s, _ in run["curve"]], [m for _, _, m in run["curve"]], color=f"C{k}",
-                    label=f"seed {run['seed']}")
-        ax.axhline(env_runs[0]["target"], color="gray", linestyle="--")
+    figure, axes = harness.panels(len(runs), (3.6, 3.2))
+    for ax, (env_id, env_runs) in zip(axes, runs.items()):
+        harness.return_curves(ax, [(f"seed {run['seed']}", f"C{k}", run["curve"]) for k, run in enumerate(env_runs)],
+                              target=env_runs[0]["target"])
         ax.set_title(env_id, fontsize=10)
-        ax.set_xlabel("minutes")
         if len(env_runs) > 1:
             ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("mean return, last 20 episodes")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    axes[0].set_ylabel("mean return, last 20 episodes")
+    harness.save(figure, path, title=title, dpi=100)
 
 
 def main() -> None:

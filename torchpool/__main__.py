@@ -52,7 +52,7 @@ def _list(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
-    from . import bench
+    from . import _side_by_side as bench
 
     n = args.num_envs
     cases = [("torchpool sync", lambda: bench.run_torchpool(args.env_id, n, args.calls)),

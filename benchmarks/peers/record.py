@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
-from torchpool.bench import grouped_bars, record_section
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: its harness
+import harness  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parents[1] / "RESULTS.md"
-PLOT = Path(__file__).resolve().parents[1] / "peers.png"
+PLOT = harness.OUTPUT / "peers.png"
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|deselected)")
 
 
@@ -51,25 +52,18 @@ def main() -> None:
     body = ["| suite | cases | passed on torchpool before | passed on torchpool | failed | skipped | "
             "passed on the peer itself |", "|---|---:|---:|---:|---:|---:|---:|", *rows, "",
             *[f"- {note}" for note in args.note], "", f"![passes per suite]({PLOT.name})"]
-    record_section(RESULTS, "peers", "The peers' own test suites on torchpool (`benchmarks/peers/`, `tests/peers/`)",
-                   ["- Question: how many of EnvPool's, Gymnasium's and SB3's own test cases, their assertions "
-                    "untouched and only the class or module under test swapped for torchpool's, pass?",
-                    "- Settings: each suite's files as its harness lists them; the peer's own run is the same files "
-                    "on the installed peer. Which cases cannot pass on a drop-in, and why: docs/adapters.md."],
-                   body, packages=("envpool", "gymnasium", "stable-baselines3", "gym"))
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(7, 3.5))
-    grouped_bars(axes, names, {"torchpool before": before, "torchpool now": ours_passed,
-                               "the peer itself": theirs_passed})
+    harness.record_section(
+        "peers", "The peers' own test suites on torchpool (`benchmarks/peers/`, `tests/peers/`)",
+        question="How many of EnvPool's, Gymnasium's and SB3's own test cases, their assertions untouched and only "
+        "the class or module under test swapped for torchpool's, pass?",
+        settings=["- Settings: each suite's files as its harness lists them; the peer's own run is the same files on "
+                  "the installed peer. Which cases cannot pass on a drop-in, and why: docs/adapters.md."],
+        body=body, packages=("envpool", "gymnasium", "stable-baselines3", "gym"))
+    figure, (axes,) = harness.panels(1, (7, 3.5))
+    harness.grouped_bars(axes, names, {"torchpool before": before, "torchpool now": ours_passed,
+                                       "the peer itself": theirs_passed})
     axes.set_ylabel("cases passed")
-    axes.set_title("The peers' own tests: cases passed")
-    figure.tight_layout()
-    figure.savefig(PLOT, dpi=120)
-    print(f"wrote {RESULTS} and {PLOT}")
+    harness.save(figure, PLOT, title="The peers' own tests: cases passed")
 
 
 if __name__ == "__main__":

@@ -223,7 +223,7 @@ VARIANTS: dict[str, dict[str, dict]] = {
                                 make_kwargs=dict(episodic_life=True, reward_clip=True))
                    for env_id, target in (("Pong-v5", 18.0), ("Breakout-v5", None))}},
     # The CPU recipe with the CNN's trunk in bfloat16: faster updates on CPUs with native bf16
-    # (benchmarks/cnn_update.py, RESULTS.md); elsewhere bf16 is emulated and slower.
+    # (benchmarks/update_speed.py --cnn, RESULTS.md); elsewhere bf16 is emulated and slower.
     "bf16": {env_id: {**RECIPES[env_id], "bf16": True} for env_id in ("Pong-v5", "Breakout-v5")},
 }
 
