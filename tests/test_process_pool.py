@@ -1,6 +1,7 @@
 """Python envs in worker processes: parity with Gymnasium's SyncVectorEnv, the async queue's
-invariants, errors, dead workers, Ctrl-C, and nothing left behind."""
+invariants, errors, dead workers, Ctrl-C, nothing left behind, and ProcessPool built on Pool's seam alone."""
 
+import ast
 import functools
 import os
 import signal
@@ -18,6 +19,7 @@ import torch
 
 import torchpool
 from torchpool._workers.process_pool import ProcessPool
+from torchpool.pool import Pool
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process pools need Linux")
 
@@ -526,3 +528,112 @@ def test_the_generic_ppo_recipe_trains_a_gymnasium_id(tmp_path):
     result = train(Args(env_id="gymnasium:CartPole-v1", total_frames=4096, num_envs=4, num_steps=64,
                         out_dir=str(tmp_path), progress=False))
     assert result["frames"] == 4096 and (tmp_path / "ppo_gymnasium_CartPole-v1.json").exists()
+
+
+# ---- Ctrl-C in an env stepped in the caller: NOTE [Answers in the caller] ------------------------------------
+
+
+class InterruptedAtStep(gymnasium.Env):
+    """Env `env_index` raises KeyboardInterrupt in its step `at` (as a Ctrl-C landing in its Python code does)."""
+
+    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, env_index: int = 0, interrupted_env: int = 1, at: int = 1):
+        self.interrupted = env_index == interrupted_env
+        self.at, self.steps = at, 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.steps = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.steps += 1
+        if self.interrupted and self.steps == self.at:
+            raise KeyboardInterrupt
+        return np.full(1, self.steps, np.float32), 1.0, False, False, {}
+
+
+# The caller answers envs 0-3 in one go when it collects env 0: env 1 interrupted fails the first batch (0, 1),
+# whose recv() raises EnvError; env 3 interrupted leaves it whole, and recv() returns it. Either way the batch was
+# taken when KeyboardInterrupt replaces the call's result.
+@pytest.mark.parametrize("interrupted_env", [1, 3], ids=["in_the_batch", "after_the_batch"])
+def test_ctrl_c_in_an_env_stepped_in_the_caller_loses_no_batch_of_an_async_pool(interrupted_env):
+    with torchpool.make(InterruptedAtStep, num_envs=4, batch_size=2, steps_in="caller",
+                        env_kwargs=[{"env_index": i, "interrupted_env": interrupted_env} for i in range(4)]) as pool:
+        assert pool.schedule["mode"] == "caller_runs_items", "the caller collects every env, in env order"
+        pool.async_reset()
+        ids = torch.cat([pool.recv()["env_id"], pool.recv()["env_id"]])
+        pool.send(torch.zeros(4, dtype=torch.int64), ids)
+        with pytest.raises(KeyboardInterrupt):
+            pool.recv()
+        assert pool.in_flight == 4, "the batch the interrupted recv() took was not given back: its envs are lost"
+        received = []
+        while pool.in_flight:
+            try:
+                received += pool.recv()["env_id"].tolist()
+            except torchpool.EnvError as error:  # the interrupted env's, and those it left unstepped
+                received += error.batch["env_id"].tolist()
+        assert sorted(received) == [0, 1, 2, 3], f"after the interrupt, recv() returned envs {received}"
+        # Every env steps on: each is sent and received once more.
+        pool.send(torch.zeros(4, dtype=torch.int64), torch.tensor(received))
+        again = pool.recv()["env_id"].tolist() + pool.recv()["env_id"].tolist()
+        assert sorted(again) == [0, 1, 2, 3] and pool.in_flight == 0
+
+
+# ---- the layers: pool.py knows nothing of torchpool/_workers/, which builds on Pool's seam alone -------------
+
+
+def _module_level_imports(tree: ast.Module):
+    """The imports a module runs as it loads: at its top level, and in top-level if/try blocks."""
+    for node in tree.body:
+        for inner in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
+            if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                yield inner
+
+
+def test_pool_py_does_not_import_the_workers_as_it_loads():
+    import torchpool.pool
+
+    tree = ast.parse(open(torchpool.pool.__file__).read())
+    for node in _module_level_imports(tree):
+        names = [alias.name for alias in node.names] + [getattr(node, "module", None) or ""]
+        assert not any("_workers" in name for name in names), \
+            f"pool.py line {node.lineno} imports torchpool/_workers/ at module level: the two would import each other"
+
+
+def _private_names_of_pool() -> set[str]:
+    """What Pool defines behind an underscore: its methods, class attributes and ``self._x`` attributes."""
+    import torchpool.pool
+
+    tree = ast.parse(open(torchpool.pool.__file__).read())
+    pool = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Pool")
+    names = set()
+    for node in ast.walk(pool):
+        if isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def test_the_workers_use_no_private_name_of_pool_beyond_its_seam():
+    import torchpool._workers
+
+    private = _private_names_of_pool() - set(Pool._SUBCLASS_SEAM)
+    assert {"_open", "_core", "_action_dtypes", "_lent"} <= private, "the check reads Pool's names"
+    folder = os.path.dirname(torchpool._workers.__file__)
+    for file in sorted(os.listdir(folder)):
+        if not file.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(folder, file)).read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                raise AssertionError(f"_workers/{file} line {node.lineno} uses Pool's private {node.attr}: build on "
+                                     "Pool.__init__ (FamilyEnvs), its public API and Pool._SUBCLASS_SEAM")
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("pool"):
+                hidden = [alias.name for alias in node.names if alias.name.startswith("_")]
+                assert not hidden, f"_workers/{file} line {node.lineno} imports {hidden} from pool.py"

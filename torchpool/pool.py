@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import dataclasses
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,9 +33,20 @@ import numpy as np
 import torch
 
 from . import _core, _family_modules, errors, registry
+from ._arguments import (
+    checked_choice,
+    checked_pin_memory,
+    checked_seed,
+    checked_sizes,
+    checked_time_limit,
+    is_process_env,
+    positive_int,
+    refuse_env_instances,
+    seed_or_drawn,
+)
+from ._arguments import draw_seed as draw_seed  # torchpool.stream draws its seeds here
 from ._cpus import available_cpus
 from ._held import HeldWatch
-from ._workers import is_process_env, refuse_env_instances
 from .output_targets import OutputTargets
 from .specs import BoxSpec, DictSpec, DiscreteSpec, action_spec, observation_spec
 
@@ -52,6 +64,8 @@ InputError = _core.InputError
 _DTYPES = {code: getattr(torch, name) for name, code in _core.DTYPE_CODES.items()}
 _CODES = {dtype: code for code, dtype in _DTYPES.items()}
 _AUTORESET = dict(_core.AUTORESET_CODES)
+# What a pool's ``autoreset`` may be: the core's modes (csrc/core/episode.h), by name.
+AUTORESET_MODES: tuple[str, ...] = tuple(_AUTORESET)
 _DISCRETE_ACTION_DTYPES = frozenset({torch.int64, torch.int32, torch.uint8})
 _CONTINUOUS_ACTION_DTYPES = frozenset({torch.float32, torch.float64})
 
@@ -151,11 +165,35 @@ class _Buffer:
         return self.data.data_ptr() != self._address
 
 
+@dataclasses.dataclass(frozen=True)
+class FamilyEnvs:
+    """Envs of a family module the registry does not name, given to ``Pool.__init__`` in place of an id.
+
+    The seam through which ``ProcessPool`` (torchpool/_workers/) makes the
+    ``Pool`` of its Python envs once its worker processes serve: ``Pool``
+    checks the arguments, makes the core of ``family`` from ``plugin`` (the
+    family module's ``TorchpoolPlugin`` capsule) with ``kwargs``, and builds
+    its buffers around it, as for an id. ``observation_spec``,
+    ``action_spec`` and ``action_dtypes`` (the dtypes ``send()`` takes),
+    where given, replace what the core's spec says: a Python env's own spaces
+    say more than the core's columns.
+    """
+
+    plugin: Any
+    family: str
+    kwargs: Mapping[str, Any]
+    env_id: str  # what the pool reports as its ``env_id``
+    task_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # and as its ``task_kwargs``
+    observation_spec: BoxSpec | DictSpec | None = None
+    action_spec: BoxSpec | DiscreteSpec | Any = None
+    action_dtypes: frozenset[torch.dtype] | None = None
+
+
 class Pool:
     """A batch of ``num_envs`` environments stepped by C++ worker threads.
 
     Args:
-        env_id: a registered id (``torchpool.list_envs()``).
+        env_id: a registered id (``torchpool.list_envs()``); a subclass's ``FamilyEnvs``.
         num_envs: how many envs.
         batch_size: envs per ``recv()`` batch; ``None`` (default) is ``num_envs``
             (a sync pool). Smaller values make an async pool.
@@ -179,9 +217,12 @@ class Pool:
         **task_kwargs: the env's own kwargs (e.g. Pendulum's ``g``).
     """
 
+    # Before __init__ has made the core (or if it failed): closed. ProcessPool's close() may run then.
+    _core = None
+
     def __init__(
         self,
-        env_id: str,
+        env_id: str | FamilyEnvs,
         num_envs: int = 8,
         batch_size: int | None = None,
         num_threads: int | None = None,
@@ -195,30 +236,36 @@ class Pool:
         _schedule_off: int = 0,
         **task_kwargs: Any,
     ):
-        self._core = None
         self._lent: collections.deque[_Buffer] = collections.deque()  # NOTE [Lent buffers]
-        entry = registry.lookup(env_id)
-        kwargs = registry.resolve_kwargs(entry, task_kwargs)
-        num_envs, batch_size = _checked_sizes(num_envs, batch_size)
+        if isinstance(env_id, FamilyEnvs):
+            if task_kwargs:
+                raise TypeError(f"a pool of FamilyEnvs takes its kwargs in them, got {sorted(task_kwargs)}")
+            entry = None
+        else:
+            entry = registry.lookup(env_id)
+            kwargs = registry.resolve_kwargs(entry, task_kwargs)
+        num_envs, batch_size = checked_sizes(num_envs, batch_size)
         if num_threads is None:
             num_threads = min(available_cpus(), num_envs)
-        num_threads = _positive_int("num_threads", num_threads)
-        if not isinstance(autoreset, str) or autoreset not in _AUTORESET:
-            raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
-        seed = _checked_seed(draw_seed(num_envs) if seed is None else seed, num_envs)
+        num_threads = positive_int("num_threads", num_threads)
+        checked_choice("autoreset", autoreset, AUTORESET_MODES)
+        seed = seed_or_drawn(seed, num_envs)
         obs_dtype = _resolve_obs_dtype(entry, obs_dtype)
-        max_episode_steps = -1 if _checked_time_limit(max_episode_steps) is None else max_episode_steps
+        max_episode_steps = -1 if checked_time_limit(max_episode_steps) is None else max_episode_steps
+        checked_pin_memory(pin_memory)
 
-        self.env_id = env_id
-        self.task_kwargs = kwargs
-        self._open(_family_modules.plugin(entry.family), entry.family, kwargs, num_envs, batch_size, num_threads,
-                   seed, autoreset, obs_dtype, max_episode_steps, thread_affinity_offset, spin_polls, pin_memory,
-                   _schedule_off)
+        envs = env_id if entry is None else FamilyEnvs(_family_modules.plugin(entry.family), entry.family, kwargs,
+                                                       env_id, kwargs)
+        self.env_id = envs.env_id
+        self.task_kwargs = dict(envs.task_kwargs)
+        self._open(envs, num_envs, batch_size, num_threads, seed, autoreset, obs_dtype, max_episode_steps,
+                   thread_affinity_offset, spin_polls, pin_memory, _schedule_off)
 
-    def _open(self, plugin: Any, family: str, kwargs: dict, num_envs: int, batch_size: int, num_threads: int,
-              seed: int, autoreset: str, obs_dtype: torch.dtype, max_episode_steps: int,
-              thread_affinity_offset: int, spin_polls: int, pin_memory: bool | None, schedule_off: int) -> None:
-        """Makes the core of family ``family`` (from its module's ``plugin``) and the pool's buffers around it."""
+    def _open(self, envs: FamilyEnvs, num_envs: int, batch_size: int, num_threads: int, seed: int, autoreset: str,
+              obs_dtype: torch.dtype, max_episode_steps: int, thread_affinity_offset: int, spin_polls: int,
+              pin_memory: bool | None, schedule_off: int) -> None:
+        """Makes the core of ``envs.family`` (from its module's plug-in) and the pool's buffers around it."""
+        family = envs.family
         self._family = family
         self.seed = seed
         self.num_envs = num_envs
@@ -230,18 +277,18 @@ class Pool:
         # never reach the block being handed out (csrc/core/output_ring.h).
         num_blocks = num_envs // batch_size + 2
         self._core = _core.make(
-            plugin, family, kwargs, num_envs, batch_size, num_blocks, num_threads, thread_affinity_offset, seed,
-            _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
+            envs.plugin, family, dict(envs.kwargs), num_envs, batch_size, num_blocks, num_threads,
+            thread_affinity_offset, seed, _AUTORESET[autoreset], _CODES[obs_dtype], max_episode_steps, spin_polls,
             schedule_off,  # benchmarks/schedule_ab.py switches modes off (csrc/core/schedule.h, ScheduleOff)
         )
         spec = self._core.spec()
         self.max_episode_steps = int(spec["max_episode_steps"])
         self.observation_spec: BoxSpec | DictSpec = observation_spec(
-            [dict(field, dtype=_DTYPES[field["dtype"]]) for field in spec["observation"]])
-        self.action_spec: BoxSpec | DiscreteSpec = action_spec(spec["action"])
+            [dict(field, dtype=_DTYPES[field["dtype"]]) for field in spec["observation"]]
+        ) if envs.observation_spec is None else envs.observation_spec
+        self.action_spec: BoxSpec | DiscreteSpec = (action_spec(spec["action"]) if envs.action_spec is None
+                                                    else envs.action_spec)
 
-        if pin_memory is not None and not isinstance(pin_memory, bool):
-            raise TypeError(f"pin_memory must be a bool or None, got {pin_memory!r}")
         # Pinning is only worth it (and only possible) with CUDA; asked for without it, memory stays plain.
         self.pin_memory = bool(pin_memory) and torch.cuda.is_available()
         self._block_layout = self._core.block_layout()
@@ -263,7 +310,8 @@ class Pool:
         self._all_ids = torch.arange(num_envs, dtype=torch.int64)
 
         discrete = isinstance(self.action_spec, DiscreteSpec)
-        self._action_dtypes = _DISCRETE_ACTION_DTYPES if discrete else _CONTINUOUS_ACTION_DTYPES
+        self._action_dtypes = ((_DISCRETE_ACTION_DTYPES if discrete else _CONTINUOUS_ACTION_DTYPES)
+                               if envs.action_dtypes is None else envs.action_dtypes)
         self._action_shape = self.action_spec.shape
         # Expected action shapes by count: building a torch.Size per send() is
         # a visible share of an async recv()/send() round trip on a cheap env.
@@ -501,7 +549,7 @@ class Pool:
         core, self._core = self._core, None
         if core is not None:
             core.close()
-        self._lent.clear()
+            self._lent.clear()
         renderer = self.__dict__.pop("_renderer", None)
         if renderer is not None:
             renderer.close()
@@ -561,7 +609,7 @@ class Pool:
         Envs cheap enough are stepped on the calling thread instead, where
         waking a worker would cost more than the step (docs/design.md, scheduling).
         """
-        count = self.num_envs if num_envs is None else _positive_int("num_envs", num_envs)
+        count = self.num_envs if num_envs is None else positive_int("num_envs", num_envs)
         return bool(self._live_core().wakes_workers(count))
 
     @property
@@ -624,6 +672,19 @@ class Pool:
     def __repr__(self) -> str:
         return (f"Pool({self.env_id!r}, num_envs={self.num_envs}, batch_size={self.batch_size}, "
                 f"num_threads={self.num_threads}, autoreset={self.autoreset!r})")
+
+    # ---- for subclasses -------------------------------------------------------
+    # A pool of envs the registry does not name (ProcessPool, torchpool/_workers/) is made through
+    # __init__ with a FamilyEnvs and builds on Pool's public API and _SUBCLASS_SEAM, nothing else of
+    # what follows an underscore here (tests/test_process_pool.py checks).
+    _SUBCLASS_SEAM = ("_undo_recv",)
+
+    def _undo_recv(self) -> bool:
+        """Gives back the batch the last ``recv()``/``recv_into()`` returned: the next one returns it again (and
+        raises its ``EnvError`` again). For an exception raised after that call returned, which would lose the
+        batch with its envs idle and unknown to the caller (NOTE [Interrupt-safe bookkeeping]); False where
+        another call came between and there is nothing to give back."""
+        return bool(self._live_core().undo_recv())
 
     # ---- internals ----------------------------------------------------------
 
@@ -734,7 +795,7 @@ class Pool:
         if seed is None:
             return None
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            return (ids + _checked_seed(seed, self.num_envs)).to(torch.int64).contiguous()
+            return (ids + checked_seed(seed, self.num_envs)).to(torch.int64).contiguous()
         try:
             seeds = torch.as_tensor(seed)
         except (TypeError, ValueError, RuntimeError, OverflowError) as error:
@@ -794,47 +855,8 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def draw_seed(num_envs: int) -> int:
-    """A fresh random seed for ``num_envs`` envs, from the OS's entropy as Gymnasium draws one.
-
-    Every ``seed + i`` stays below 2**32: a Python env may hand its seed to an API that takes no more
-    (``np.random.seed``, ``random.seed`` in old gym code), where Gymnasium's vector envs would run it.
-    """
-    return int(np.random.SeedSequence().entropy) % (2**32 - num_envs)
-
-
-def _checked_seed(seed: Any, num_envs: int) -> int:
-    """An int seed such that every env's ``seed + i`` fits an int64."""
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or not 0 <= seed < 2**63 - num_envs:
-        raise ValueError(f"seed must be an int in [0, 2**63 - num_envs) or None, got {seed!r}")
-    return int(seed)
-
-
-def _checked_sizes(num_envs: Any, batch_size: Any) -> tuple[int, int]:
-    """``num_envs`` and ``batch_size`` (``None``: ``num_envs``), checked."""
-    num_envs = _positive_int("num_envs", num_envs)
-    batch_size = num_envs if batch_size is None else _positive_int("batch_size", batch_size)
-    if batch_size > num_envs:
-        raise ValueError(f"batch_size={batch_size} is larger than num_envs={num_envs}")
-    return num_envs, batch_size
-
-
-def _checked_time_limit(max_episode_steps: Any) -> int | None:
-    """``max_episode_steps`` as given, if it is a non-negative int or None."""
-    if max_episode_steps is not None and (not isinstance(max_episode_steps, int)
-                                          or isinstance(max_episode_steps, bool) or max_episode_steps < 0):
-        raise ValueError(f"max_episode_steps must be a non-negative int or None, got {max_episode_steps!r}")
-    return max_episode_steps
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
-
-
-def _resolve_obs_dtype(entry: registry.EnvEntry, obs_dtype: torch.dtype | None) -> torch.dtype:
-    if entry.observation == "image":
+def _resolve_obs_dtype(entry: registry.EnvEntry | None, obs_dtype: torch.dtype | None) -> torch.dtype:
+    if entry is not None and entry.observation == "image":
         if obs_dtype not in (None, torch.uint8):
             raise ValueError(f"{entry.env_id} observations are uint8 frames; obs_dtype cannot be {obs_dtype}")
         return torch.uint8
@@ -858,6 +880,8 @@ def make(env_id: Any, num_envs: int = 8, batch_size: int | None = None, num_thre
     """
     refuse_env_instances(env_id)
     if is_process_env(env_id):
+        # ProcessPool builds on Pool (torchpool/_workers/ imports this module), so it is imported here, when a
+        # pool of Python envs is asked for: never while this module loads (tests/test_process_pool.py checks).
         from ._workers.process_pool import ProcessPool
 
         if num_threads is not None or obs_dtype is not None:

@@ -9,21 +9,8 @@ maps Gymnasium spaces to the core's fields; ``worker`` is the script each
 worker process runs. docs/python_envs.md is the user's guide.
 """
 
-from typing import Any
+# Which env arguments make a process pool is an argument check of make()'s (torchpool/_arguments.py); the
+# adapters ask it here.
+from .._arguments import GYMNASIUM_PREFIX, is_process_env, refuse_env_instances
 
-GYMNASIUM_PREFIX = "gymnasium:"
-
-
-def is_process_env(env: Any) -> bool:
-    """Whether ``torchpool.make(env)`` makes a process pool: a callable, a list of them, or ``"gymnasium:<id>"``."""
-    if isinstance(env, str):
-        return env.startswith(GYMNASIUM_PREFIX)
-    return callable(env) or (isinstance(env, (list, tuple)) and len(env) > 0
-                             and all(callable(f) for f in env))
-
-
-def refuse_env_instances(env: Any) -> None:
-    """Raises ``TypeError`` for a ``gymnasium.Env`` instance (or a list of them) given to ``make()``."""
-    from .argument_checks import refuse_instances
-
-    refuse_instances(env)
+__all__ = ["GYMNASIUM_PREFIX", "is_process_env", "refuse_env_instances"]

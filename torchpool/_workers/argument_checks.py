@@ -1,6 +1,7 @@
 """What the parent checks before any worker process starts, so that a mistake fails at once and says what to do.
 
-- An env *instance* (a pool builds its own envs, in other processes).
+- An env *instance* (a pool builds its own envs, in other processes):
+  ``torchpool/_arguments.py``, which ``make()`` asks first.
 - A ``"gymnasium:<id>"`` nobody registered: Gymnasium's own message, and
   how to register it (NOTE [Registrations], worker.py).
 - A keyword the env's constructor does not take: usually a typo of one of
@@ -28,24 +29,6 @@ TORCHPOOL_ARGUMENTS = ("num_envs", "batch_size", "num_workers", "seed", "autores
                        "obs_dtype")
 # gymnasium.make()'s own keywords, besides those of the env's constructor.
 _MAKE_KEYWORDS = ("max_episode_steps", "disable_env_checker", "render_mode")
-
-
-def is_env_instance(env: Any) -> bool:
-    """A ``gymnasium.Env`` or ``VectorEnv`` object (checked without importing Gymnasium)."""
-    gymnasium = sys.modules.get("gymnasium")
-    if gymnasium is None:
-        return False
-    return isinstance(env, (gymnasium.Env, gymnasium.vector.VectorEnv))
-
-
-def refuse_instances(env: Any) -> None:
-    items = env if isinstance(env, (list, tuple)) else [env]
-    for item in items:
-        if is_env_instance(item):
-            raise TypeError(
-                f"torchpool.make() got an env instance ({item}): pass a callable or an id, not an instance. "
-                "A pool builds its own envs in worker processes, e.g. torchpool.make(lambda: "
-                "gymnasium.make('CartPole-v1'), ...) or torchpool.make('gymnasium:CartPole-v1', ...)")
 
 
 def find_gymnasium_spec(gym_id: str):

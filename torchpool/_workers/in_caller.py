@@ -15,7 +15,8 @@ Ctrl-C: the envs' Python code runs in the caller's thread, where the
 KeyboardInterrupt of a Ctrl-C surfaces. ctypes would print and drop it, so
 the callback records it, fails that env (and, without stepping them, the
 call's other waiting envs), and the pool raises KeyboardInterrupt as the
-call returns (``process_pool._raises_interrupts_from_the_caller``).
+call returns (``process_pool._raises_interrupts_from_the_caller``), giving
+back first a batch that ``recv()`` took, or an async pool would lose its envs.
 """
 
 from __future__ import annotations

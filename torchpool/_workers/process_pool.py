@@ -6,11 +6,15 @@ process that owns the env, through a shared memory region, and collects the
 answer. So the queue, the ring, the episode rules, autoreset, EnvError and
 Ctrl-C work exactly as for the C++ families; only what a step does differs.
 See docs/design.md, "Python envs in worker processes".
+
+``ProcessPool`` checks its arguments (torchpool/_arguments.py, as ``Pool``
+does), starts its workers, then makes its ``Pool`` through ``Pool.__init__``
+with a ``FamilyEnvs``; beyond that it uses ``Pool``'s public API and the
+seam ``Pool._SUBCLASS_SEAM`` names, nothing else of ``Pool``'s internals.
 """
 
 from __future__ import annotations
 
-import collections
 import functools
 import os
 import statistics
@@ -22,21 +26,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
-from .. import _core
-from .._cpus import available_cpus
-from ..pool import (
-    _AUTORESET,
-    DEFAULT_SPIN_POLLS,
-    Pool,
-    _checked_seed,
-    _checked_sizes,
-    _checked_time_limit,
-    _positive_int,
-    draw_seed,
+from .._arguments import (
+    GYMNASIUM_PREFIX,
+    checked_choice,
+    checked_pin_memory,
+    checked_sizes,
+    checked_time_limit,
+    positive_int,
+    refuse_env_instances,
+    seed_or_drawn,
 )
-from . import GYMNASIUM_PREFIX, argument_checks, in_caller, interrupts, launch, spaces
+from .._cpus import available_cpus
+from ..errors import EnvError
+from ..pool import AUTORESET_MODES, DEFAULT_SPIN_POLLS, FIXED_KEYS, FamilyEnvs, Pool
+from . import argument_checks, in_caller, interrupts, launch, spaces
 from . import worker as worker_script
 from .supervisor import Supervisor
 
@@ -151,7 +155,6 @@ class ProcessPool(Pool):
                  pin_memory: bool | None = None, spin_polls: int = DEFAULT_SPIN_POLLS,
                  step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S, steps_in: str = "auto",
                  observation_mode: str = "same", **kwargs: Any):
-        self._core = None
         if not sys.platform.startswith("linux"):
             raise NotImplementedError("pools of Python envs need Linux (memfd, pidfd and shared futexes); "
                                       f"this is {sys.platform}")
@@ -160,15 +163,12 @@ class ProcessPool(Pool):
         self._in_caller: in_caller.AnswersInCaller | None = None
         self._region_fd = -1
         self._owner = os.getpid()
-        self._lent = collections.deque()  # Pool's (NOTE [Lent buffers]); close() clears it
         self._env_requests = threading.Lock()  # one request about env objects at a time (NOTE [Env requests])
         # Everything the core would refuse is refused here, before a process starts or a region is
-        # registered with the core (a pool whose _open fails leaves nothing behind).
-        num_envs, batch_size = _checked_sizes(num_envs, batch_size)
-        if not isinstance(autoreset, str) or autoreset not in _AUTORESET:
-            raise ValueError(f"autoreset must be one of {sorted(_AUTORESET)}, got {autoreset!r}")
-        if pin_memory is not None and not isinstance(pin_memory, bool):
-            raise TypeError(f"pin_memory must be a bool or None, got {pin_memory!r}")
+        # registered with the core (a pool whose Pool.__init__ fails leaves nothing behind).
+        num_envs, batch_size = checked_sizes(num_envs, batch_size)
+        checked_choice("autoreset", autoreset, AUTORESET_MODES)
+        checked_pin_memory(pin_memory)
         if observation_mode not in ("same", "different"):
             raise ValueError(f"observation_mode must be 'same' or 'different', got {observation_mode!r}")
         self._observation_mode = observation_mode
@@ -179,11 +179,11 @@ class ProcessPool(Pool):
                 raise ValueError("num_workers applies to steps_in='workers' (or 'auto'); steps_in='caller' "
                                  "steps every env in this process")
             steps_in = "workers"  # asked for: NOTE [Where envs step]
-        num_workers = min(available_cpus(), num_envs) if num_workers is None else _positive_int("num_workers",
-                                                                                                 num_workers)
+        num_workers = min(available_cpus(), num_envs) if num_workers is None else positive_int("num_workers",
+                                                                                                num_workers)
         num_workers = min(num_workers, num_envs)
-        seed = _checked_seed(draw_seed(num_envs) if seed is None else seed, num_envs)
-        _checked_time_limit(max_episode_steps)
+        seed = seed_or_drawn(seed, num_envs)
+        checked_time_limit(max_episode_steps)
         self.step_timeout = _checked_step_timeout(step_timeout)
         per_env_kwargs = self._env_kwargs(env_kwargs, num_envs)
         env_fns, name = self._constructors(env_fn, num_envs, kwargs, max_episode_steps)
@@ -218,7 +218,7 @@ class ProcessPool(Pool):
     def _constructors(env_fn: Any, num_envs: int, kwargs: dict, max_episode_steps: int | None):
         """Per env, what the worker calls: a callable, or ``("gymnasium", <id>, kwargs)`` for an id
         (data, so that the worker imports no torchpool module, worker.make_env)."""
-        argument_checks.refuse_instances(env_fn)
+        refuse_env_instances(env_fn)
         if isinstance(env_fn, str):
             if not env_fn.startswith(GYMNASIUM_PREFIX) or len(env_fn) == len(GYMNASIUM_PREFIX):
                 raise ValueError(f"a Python env id is written 'gymnasium:<EnvId>', got {env_fn!r}")
@@ -349,7 +349,7 @@ class ProcessPool(Pool):
         spaces.check_observation_spaces(self.observation_spaces, self._observation_mode)
         columns = spaces.observation_columns(first["observation_space"])
         action = spaces.action_plan(first["action_space"])
-        reserved = set(_core.FIXED_KEYS) | {"observation", "final_observation"}
+        reserved = set(FIXED_KEYS) | {"observation", "final_observation"}
         extras, dropped = spaces.info_extras(first["info"], reserved)
         if dropped:
             warnings.warn(f"{self.env_id}: info keys {dropped} are not numbers of a fixed shape and are dropped; "
@@ -409,15 +409,16 @@ class ProcessPool(Pool):
             self._region_address, layout_args, [c.core_field() for c in columns], action.core,
             [(key, spaces._CODES[dtype.name], list(shape)) for key, dtype, shape in extras],
             0 if max_episode_steps is None else max_episode_steps, _STEP_COST_NS, _PARENT_SPIN_POLLS)
+        envs = FamilyEnvs(process.family_plugin, "Process", {"region": int(key)}, self.env_id, self.task_kwargs,
+                          observation_spec=spaces.observation_spec(first["observation_space"], columns),
+                          action_spec=action.spec, action_dtypes=action.dtypes)
         try:
-            self._open(process.family_plugin, "Process", {"region": int(key)}, layout_args[0], batch_size, _THREADS,
-                       seed, autoreset, torch.float32, -1, -1, spin_polls, pin_memory, 0)
+            # The time limit is the region's (register_region above), not the core's.
+            super().__init__(envs, num_envs=layout_args[0], batch_size=batch_size, num_threads=_THREADS, seed=seed,
+                             autoreset=autoreset, spin_polls=spin_polls, pin_memory=pin_memory)
         except BaseException:
             process.forget_region(int(key))  # a pool that was not made leaves no registry entry behind
             raise
-        self.observation_spec = spaces.observation_spec(first["observation_space"], columns)
-        self.action_spec = action.spec
-        self._action_dtypes = action.dtypes
         self.observation_space = first["observation_space"]
         self.action_space = first["action_space"]
         if self._workers:
@@ -633,17 +634,32 @@ class ProcessPool(Pool):
 
 
 def _raises_interrupts_from_the_caller(name: str):
-    """NOTE [Answers in the caller]: a Ctrl-C caught in an env stepped by the core's call surfaces here."""
+    """NOTE [Answers in the caller]: a Ctrl-C caught in an env stepped by the core's call surfaces here.
+
+    A ``recv()`` or ``recv_into()`` that took a batch (returned it, or raised the ``EnvError`` that carries it)
+    gives it back first (``Pool._undo_recv``), as ``Pool.recv`` does for a KeyboardInterrupt of its own: raised
+    over it, the batch would be lost, and with an async pool its ``batch_size`` envs, idle and unknown to the
+    caller, never sent again. The next ``recv()`` returns it.
+    """
     method = getattr(Pool, name)
+    receives = name in ("recv", "recv_into")
 
     @functools.wraps(method)
     def call(self, *args, **kwargs):
+        took_batch = False
         try:
-            return method(self, *args, **kwargs)
+            result = method(self, *args, **kwargs)
+            took_batch = receives
+            return result
+        except EnvError:
+            took_batch = receives
+            raise
         finally:
             answers = self._in_caller
             if answers is not None and answers.interrupted:
                 answers.interrupted = False
+                if took_batch:
+                    self._undo_recv()
                 raise KeyboardInterrupt  # noqa: B012  (replaces the EnvError of the envs it failed)
 
     return call
