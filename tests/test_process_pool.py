@@ -1,5 +1,9 @@
 """Python envs in worker processes: parity with Gymnasium's SyncVectorEnv, the async queue's
-invariants, errors, dead workers, Ctrl-C, nothing left behind, and ProcessPool built on Pool's seam alone."""
+invariants, errors, dead workers, Ctrl-C, nothing left behind, and ProcessPool built on Pool's seam alone.
+
+No assertion here reads a clock: on a loaded host any bound flakes. Where a wait must end, a generous
+deadline guards against a hang, and what is asserted is what happened and in which order; how long
+things take is for benchmarks/python_envs.py."""
 
 import ast
 import functools
@@ -224,13 +228,12 @@ def test_a_dying_worker_is_an_env_error_then_restarted(how, restart_delay, monke
         before = pool.worker_pids
         pool.reset()
         pool.step(torch.zeros(4, dtype=torch.int64))
-        started = time.monotonic()
         with pytest.raises(torchpool.EnvError) as raised:
             pool.step(torch.zeros(4, dtype=torch.int64))
-        assert time.monotonic() - started < 2.0
         assert raised.value.env_ids == [2, 3]
         message = raised.value.messages[2]
         assert "worker process 1" in message and "envs 2-3" in message and "died" in message
+        assert "step_timeout" not in message, "the death was seen, not waited out by the step timeout"
         assert {"exit": "exit code 3", "kill": "signal 9", "segfault": "signal 11"}[how] in message
         # Every env keeps working: the dead worker's envs reset (the restarted
         # process builds them again), the others step on.
@@ -289,9 +292,10 @@ def test_close_ends_a_replacement_whose_constructor_hangs(tmp_path):
         time.sleep(0.01)
     replacement = pool.worker_pids[0]
     assert replacement != first
-    started = time.monotonic()
-    pool.close()
-    assert time.monotonic() - started < 5
+    closing = threading.Thread(target=pool.close)
+    closing.start()
+    closing.join(60)  # a guard against a hang, not a measure: close() kills what does not exit in 2 s
+    assert not closing.is_alive(), "close() hangs on the replacement building its envs"
     assert not python_envs.alive(first) and not python_envs.alive(replacement)
 
 
@@ -423,10 +427,36 @@ def _leftovers(pids):
     return [pid for pid in pids if python_envs.alive(pid)]
 
 
+def _children() -> set[int]:
+    """This process's child processes, zombies (exited, never reaped) included."""
+    with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as children:
+        return {int(pid) for pid in children.read().split()}
+
+
+def _what_pools_hold() -> dict:
+    """What a pool of Python envs takes from this process, each of which close() must give back."""
+    from torchpool import _process
+    from torchpool._workers import interrupts
+
+    return {"fds": len(os.listdir("/proc/self/fd")), "children": _children(),
+            "threads": sorted(thread.name for thread in threading.enumerate()),
+            "regions": _process.registered_regions(), "listeners": len(interrupts._listeners),
+            "mappings": open("/proc/self/maps").read().count("torchpool-process-pool")}
+
+
+def _check_nothing_left(before: dict, pids: list[int]) -> None:
+    after = _what_pools_hold()
+    assert _leftovers(pids) == [], "worker processes outlived their pool"
+    assert after["children"] <= before["children"], "worker processes left unreaped (zombies)"
+    assert after["fds"] <= before["fds"] + 1, f"{after['fds'] - before['fds']} file descriptors more"
+    for key in ("threads", "regions", "listeners", "mappings"):
+        assert after[key] == before[key], f"{key}: {before[key]} before the pools, {after[key]} after"
+
+
 def test_close_and_garbage_collection_leave_no_process_or_memory_behind():
-    fds_before = len(os.listdir("/proc/self/fd"))
-    pids = []
-    for cycle in range(20):
+    torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=2, fail_at=1000).close()  # the Ctrl-C thread
+    before, pids = _what_pools_hold(), []
+    for cycle in range(10):
         pool = torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=2, fail_at=1000)
         pids += pool.worker_pids
         pool.reset()
@@ -434,46 +464,52 @@ def test_close_and_garbage_collection_leave_no_process_or_memory_behind():
             pool.close()
         else:
             del pool  # garbage collection closes it
-    deadline = time.monotonic() + 5
-    while _leftovers(pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _leftovers(pids) == []
-    assert len(os.listdir("/proc/self/fd")) <= fds_before + 1
-    maps = open("/proc/self/maps").read()
-    assert maps.count("torchpool-process-pool") == 0  # the memfd is unmapped
+        how = "close()" if cycle % 2 else "garbage collection"
+        assert _leftovers(pids) == [], f"cycle {cycle}: the workers outlived their pool's {how}"
+    _check_nothing_left(before, pids)
 
 
-def test_two_hundred_make_close_cycles_leave_nothing_behind():  # ~30 s
-    fds_before = len(os.listdir("/proc/self/fd"))
-    pids = []
-    for _ in range(200):
-        with torchpool.make(python_envs.FailingEnv, num_envs=1, num_workers=1, fail_at=1000) as pool:
+def test_make_close_cycles_leave_nothing_behind():
+    # Each cycle is checked, so a leak shows at once; the cycles catch one that happens only now and then
+    # (the worker's handshake, the supervisor's thread, a close racing a start). Half the pools never
+    # step (closed while their worker may still be starting), half step once; a few envs step in the caller.
+    torchpool.make(python_envs.FailingEnv, num_envs=1, num_workers=1, fail_at=1000).close()
+    before, pids = _what_pools_hold(), []
+    for cycle in range(40):
+        kind = {"steps_in": "caller"} if cycle % 8 == 7 else {"num_workers": 1}
+        with torchpool.make(python_envs.FailingEnv, num_envs=1, fail_at=1000, **kind) as pool:
             pids += pool.worker_pids
-    time.sleep(0.5)
-    assert _leftovers(pids) == []
-    assert len(os.listdir("/proc/self/fd")) <= fds_before + 1
-    assert open("/proc/self/maps").read().count("torchpool-process-pool") == 0
+            if cycle % 2:
+                pool.reset()
+        assert _leftovers(pids) == [], f"cycle {cycle}: close() returned before its worker ended"
+    _check_nothing_left(before, pids)
 
 
-@pytest.mark.parametrize("ending", ["exit", "sigkill"])
-def test_workers_end_with_their_parent_even_when_it_crashes(ending, tmp_path):
-    script = textwrap.dedent(f"""
-        import os, signal, sys
-        sys.path.insert(0, {os.path.dirname(__file__)!r})
-        import torchpool, python_envs
-        pool = torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=2, fail_at=1000)
-        pool.reset()
-        print(*pool.worker_pids, flush=True)
-        if {ending!r} == "sigkill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    pids = [int(pid) for pid in result.stdout.split()]
-    assert len(pids) == 2, result.stderr
-    deadline = time.monotonic() + 3
-    while _leftovers(pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _leftovers(pids) == []
+def test_workers_end_with_their_parent_even_when_it_crashes():
+    # Both parents at once (each spends seconds importing torch): one exits without closing its pool, one is
+    # killed.
+    parents = {}
+    for ending in ("exit", "sigkill"):
+        script = textwrap.dedent(f"""
+            import os, signal, sys
+            sys.path.insert(0, {os.path.dirname(__file__)!r})
+            import torchpool, python_envs
+            pool = torchpool.make(python_envs.FailingEnv, num_envs=2, num_workers=2, fail_at=1000)
+            pool.reset()
+            print(*pool.worker_pids, flush=True)
+            if {ending!r} == "sigkill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            """)
+        parents[ending] = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True)
+    for ending, parent in parents.items():
+        out, err = parent.communicate(timeout=120)
+        pids = [int(pid) for pid in out.split()]
+        assert len(pids) == 2, f"{ending}: {err}"
+        deadline = time.monotonic() + 10  # a guard: PR_SET_PDEATHSIG or the closed socket ends them at once
+        while _leftovers(pids) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _leftovers(pids) == [], f"the parent's {ending} left its workers running"
 
 
 def test_adapters_take_a_process_pool():
