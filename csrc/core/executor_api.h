@@ -32,7 +32,7 @@ struct ExecutorOptions {
   Dtype obs_dtype = Dtype::Float32;
   int64_t max_episode_steps = -1;  // < 0: the family's default; 0: none
   SpinPolicy spin;
-  uint32_t schedule_off = 0;  // ScheduleOff bits: modes switched off (benchmarks/schedule_ab.py)
+  uint32_t schedule_off = 0;   // ScheduleOff bits: modes switched off (benchmarks/schedule_ab.py)
   InterruptCheck build_check;  // the caller's Ctrl-C poll while the envs are built (may be empty)
 };
 

@@ -44,7 +44,8 @@ int main() {
   options.num_envs = 2, options.batch_size = 2, options.num_blocks = 3, options.num_threads = 1;
   options.obs_dtype = static_cast<int32_t>(Dtype::Float32), options.max_episode_steps = -1, options.spin_polls = 10;
 
-  CHECK(table->make(table, "CartPole", kwargs, 6, &options, nullptr, nullptr) == nullptr, "an unknown family makes nothing");
+  CHECK(table->make(table, "CartPole", kwargs, 6, &options, nullptr, nullptr) == nullptr,
+        "an unknown family makes nothing");
   CHECK(table->last_error()->status == TORCHPOOL_INPUT_ERROR &&
             std::string(table->last_error()->message).find("unknown env family 'CartPole'") != std::string::npos,
         "and says so as a status and a message");
@@ -52,7 +53,8 @@ int main() {
   TorchpoolKwarg mistyped[6];
   for (int i = 0; i < 6; ++i) mistyped[i] = kwargs[i];
   mistyped[0] = real("episode_length", 5.0);
-  CHECK(table->make(table, "Probe", mistyped, 6, &options, nullptr, nullptr) == nullptr, "a float where the family reads an int fails");
+  CHECK(table->make(table, "Probe", mistyped, 6, &options, nullptr, nullptr) == nullptr,
+        "a float where the family reads an int fails");
   CHECK(table->last_error()->status == TORCHPOOL_VALUE_ERROR &&
             std::string(table->last_error()->message) ==
                 "task kwarg 'episode_length' is a float, but the family reads it as an int",

@@ -75,7 +75,8 @@ class Pendulum {
     // 3.0 / (m * l**2) is exactly 3.0 for m = l = 1.
     const double sine = model_.v0 ? std::sin(th + M_PI) : std::sin(th);
     double newthdot =
-        thdot + (model_.gravity_term * sine + 3.0 / (Model::kMass * (Model::kLength * Model::kLength)) * u) * Model::kDt;
+        thdot +
+        (model_.gravity_term * sine + 3.0 / (Model::kMass * (Model::kLength * Model::kLength)) * u) * Model::kDt;
     const double unclipped = newthdot;
     newthdot = std::min(std::max(newthdot, -Model::kMaxSpeed), Model::kMaxSpeed);
     const double newth = th + (model_.v0 ? unclipped : newthdot) * Model::kDt;

@@ -24,16 +24,16 @@ class HumanoidStandupModel : public MujocoModel {
         reset_noise_scale(config.real("reset_noise_scale")),
         observation(config),
         observation_size(observation.size(*this)),
-        info_extras(observation.v4 ? std::vector<FieldSpec>{info("reward_linup"), info("reward_quadctrl"),
-                                                            info("reward_impact")}
-                                   : std::vector<FieldSpec>{info("x_position"),
-                                                            info("y_position"),
-                                                            info("z_distance_from_origin"),
-                                                            info("reward_linup"),
-                                                            info("reward_quadctrl"),
-                                                            info("reward_impact"),
-                                                            {"tendon_length", Dtype::Float64, {mj().ntendon}},
-                                                            {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {
+        info_extras(observation.v4
+                        ? std::vector<FieldSpec>{info("reward_linup"), info("reward_quadctrl"), info("reward_impact")}
+                        : std::vector<FieldSpec>{info("x_position"),
+                                                 info("y_position"),
+                                                 info("z_distance_from_origin"),
+                                                 info("reward_linup"),
+                                                 info("reward_quadctrl"),
+                                                 info("reward_impact"),
+                                                 {"tendon_length", Dtype::Float64, {mj().ntendon}},
+                                                 {"tendon_velocity", Dtype::Float64, {mj().ntendon}}}) {
     config.ignore("uph_cost_weight");  // taken and, as in the reference's _get_rew, not used
   }
 

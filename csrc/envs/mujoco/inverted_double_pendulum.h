@@ -26,9 +26,9 @@ class InvertedDoublePendulumModel : public MujocoModel {
         reset_noise_scale(config.real("reset_noise_scale")),
         constraint_forces(v4 ? nv() : 1),
         observation_size(1 + 2 * (nq() - 1) + nv() + constraint_forces),
-        info_extras(v4 ? std::vector<FieldSpec>{}
-                       : std::vector<FieldSpec>{info("reward_survive"), info("distance_penalty"),
-                                                info("velocity_penalty")}) {
+        info_extras(
+            v4 ? std::vector<FieldSpec>{}
+               : std::vector<FieldSpec>{info("reward_survive"), info("distance_penalty"), info("velocity_penalty")}) {
     if (mj().nsite < 1 || nv() < 3) throw std::invalid_argument("InvertedDoublePendulum needs a tip site and 3 dofs");
   }
 

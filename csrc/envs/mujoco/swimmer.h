@@ -64,8 +64,8 @@ class Swimmer : public MujocoEnv {
     StepResult result;
     result.reward = forward_reward - ctrl_cost;
     if (model_.v4)  // forward_reward, last, is reward_fwd again
-      write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, forward_reward, -ctrl_cost,
-                       forward_reward});
+      write_info(out,
+                 {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, forward_reward, -ctrl_cost, forward_reward});
     else
       write_info(out, {qpos[0], qpos[1], norm2(qpos), x_velocity, y_velocity, forward_reward, -ctrl_cost});
     return result;

@@ -89,9 +89,9 @@ struct ProcessModel {
 
   EnvSpec spec(Dtype) const { return info->spec; }
 
-  // NOTE [Ctrl-C while workers step]: the steady-clock time at which an env of this pool first saw Ctrl-C
-  // count `count`, so every env waiting in the call gives up at the same deadline, however many hang (each
-  // from its own first look would wait a grace of its own, one after another behind a stuck worker).
+  // The steady-clock time at which an env of this pool first saw Ctrl-C count `count`, so every env waiting
+  // in the call gives up at the same deadline, however many hang; each from its own first look would wait a
+  // grace of its own, one after another behind a stuck worker (NOTE [Ctrl-C while workers step]).
   std::chrono::steady_clock::time_point interrupt_seen(uint32_t count) const {
     std::lock_guard<std::mutex> lock(interrupt_mutex_);
     if (!interrupt_seen_ || count != interrupt_count_)
