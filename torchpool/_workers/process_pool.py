@@ -102,6 +102,9 @@ def _process_module():
 # Text, Graph or Sequence parts, or of an info, must fit. Pages never written take no memory.
 _OBJECT_SLOT_BYTES = 1 << 20
 
+# How long close() waits for the workers to exit before it kills those still running (stuck in a step).
+_EXIT_GRACE_S = 2.0
+
 # How long a request may run in a worker before the pool kills that worker (NOTE [Step timeout]).
 DEFAULT_STEP_TIMEOUT_S = 60.0
 
@@ -611,10 +614,14 @@ class ProcessPool(Pool):
         workers = self._workers
         if self._region_fd >= 0:
             _process_module().shut_down(self._region_address, self._layout_args)
+        # Told to exit together, given one grace together: a worker stuck in an env's step is killed once it
+        # has passed, however many are stuck (one grace each would add up).
+        deadline = time.monotonic() + _EXIT_GRACE_S
         for worker in list(workers):
             if self._region_fd < 0:  # told nothing yet: it exits when its socket closes
                 worker.sock.close()
-            worker.close()
+        for worker in list(workers):
+            worker.close(timeout=max(0.0, deadline - time.monotonic()))
         self._workers = []
         if supervisor is not None:
             supervisor.join()  # a replacement's handshake ended with its process
