@@ -62,20 +62,27 @@ class TupleEnv(gymnasium.Env):
         return observation, float(action.sum()), False, self.steps >= 5, {}
 
 
-class FailingEnv(gymnasium.Env):
-    """Raises ValueError at step `fail_at` of each episode."""
+class CountsSteps(gymnasium.Env):
+    """The base of the envs that act at a chosen step (fail, hang, raise Ctrl-C): a float32 [1] observation
+    their steps fill in, two actions, and `steps`, this episode's count, zeroed by reset()."""
 
-    observation_space = spaces.Box(0, 100, (1,), np.float32)
+    observation_space = spaces.Box(0, 1000, (1,), np.float32)
     action_space = spaces.Discrete(2)
-
-    def __init__(self, fail_at: int = 3):
-        self.fail_at = fail_at
-        self.steps = 0
+    steps = 0
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
         self.steps = 0
         return np.zeros(1, np.float32), {}
+
+
+class FailingEnv(CountsSteps):
+    """Raises ValueError at step `fail_at` of each episode."""
+
+    observation_space = spaces.Box(0, 100, (1,), np.float32)
+
+    def __init__(self, fail_at: int = 3):
+        self.fail_at = fail_at
 
     def step(self, action):
         self.steps += 1

@@ -141,6 +141,19 @@ def _mountain_car_branches(goal_position: float) -> Callable[[dict], dict[str, B
     return branches
 
 
+def _pendulum_task(env_id: str, **options: Any) -> Task:
+    return Task(
+        env_id, _pendulum_observation, _continuous(2.0),
+        # Several turns either way (angle_normalize of negative and large
+        # angles) and speeds up to the clip.
+        _uniform_state([-4 * np.pi, -8.0], [4 * np.pi, 8.0]), can_terminate=False,
+        branches=lambda kwargs: {
+            "speed clipped": lambda s, terminated: abs(s[1]) == 8.0,
+            "angle below -pi": lambda s, terminated: s[0] < -np.pi,
+            "angle above pi": lambda s, terminated: s[0] > np.pi},
+        **options)
+
+
 TASKS = {
     "CartPole-v1": Task(
         "CartPole-v1", _state_observation, _discrete(2),
@@ -152,24 +165,10 @@ TASKS = {
         branches=lambda kwargs: {
             "x out of bounds": lambda s, terminated: abs(s[0]) > 2.4,
             "theta out of bounds": lambda s, terminated: abs(s[2]) > 12 * 2 * np.pi / 360}),
-    "Pendulum-v1": Task(
-        "Pendulum-v1", _pendulum_observation, _continuous(2.0),
-        # Several turns either way (angle_normalize of negative and large
-        # angles) and speeds up to the clip.
-        _uniform_state([-4 * np.pi, -8.0], [4 * np.pi, 8.0]), can_terminate=False,
-        branches=lambda kwargs: {
-            "speed clipped": lambda s, terminated: abs(s[1]) == 8.0,
-            "angle below -pi": lambda s, terminated: s[0] < -np.pi,
-            "angle above pi": lambda s, terminated: s[0] > np.pi}),
+    "Pendulum-v1": _pendulum_task("Pendulum-v1"),
     # gym 0.20's: the angle moves by the unclipped speed, so a clipped step tells it from Pendulum-v1.
-    "Pendulum-v0": Task(
-        "Pendulum-v0", _pendulum_observation, _continuous(2.0),
-        _uniform_state([-4 * np.pi, -8.0], [4 * np.pi, 8.0]), can_terminate=False,
-        branches=lambda kwargs: {
-            "speed clipped": lambda s, terminated: abs(s[1]) == 8.0,
-            "angle below -pi": lambda s, terminated: s[0] < -np.pi,
-            "angle above pi": lambda s, terminated: s[0] > np.pi},
-        make_reference=lambda env_id, disable_env_checker, **kwargs: make_pendulum_v0(**kwargs)),
+    "Pendulum-v0": _pendulum_task(
+        "Pendulum-v0", make_reference=lambda env_id, disable_env_checker, **kwargs: make_pendulum_v0(**kwargs)),
     "MountainCar-v0": Task(
         "MountainCar-v0", _state_observation, _discrete(3),
         _mountain_car_state(0.5), branches=_mountain_car_branches(0.5)),

@@ -13,28 +13,19 @@ import threading
 import time
 from pathlib import Path
 
-import gymnasium
 import numpy as np
 import pytest
+import python_envs
 import torch
-from python_envs import alive
 
 import torchpool
 
 
-class HangsAtSecondStep(gymnasium.Env):
+class HangsAtSecondStep(python_envs.CountsSteps):
     """Hangs (sleeps an hour, the GIL released) at its second step if `hangs`, having created `flag`."""
 
-    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
-    action_space = gymnasium.spaces.Discrete(2)
-
     def __init__(self, hangs: bool, flag: str):
-        self.hangs, self.flag, self.steps = hangs, flag, 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.steps = 0
-        return np.zeros(1, np.float32), {}
+        self.hangs, self.flag = hangs, flag
 
     def step(self, action):
         self.steps += 1
@@ -74,4 +65,4 @@ def test_ctrl_c_ends_a_call_whatever_hangs_and_close_ends_the_hung_workers(hangi
             pool.step(torch.zeros(4, dtype=torch.int64))
         interrupter.join()
         assert pool.schedule["step_timeouts"] == 0, "the step timeout ended the call, not Ctrl-C"
-    assert not any(alive(pid) for pid in workers), "close() left a hung worker running"
+    assert not any(python_envs.alive(pid) for pid in workers), "close() left a hung worker running"

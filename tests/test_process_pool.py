@@ -569,20 +569,12 @@ def test_the_generic_ppo_recipe_trains_a_gymnasium_id(tmp_path):
 # ---- Ctrl-C in an env stepped in the caller: NOTE [Answers in the caller] ------------------------------------
 
 
-class InterruptedAtStep(gymnasium.Env):
+class InterruptedAtStep(python_envs.CountsSteps):
     """Env `env_index` raises KeyboardInterrupt in its step `at` (as a Ctrl-C landing in its Python code does)."""
-
-    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
-    action_space = gymnasium.spaces.Discrete(2)
 
     def __init__(self, env_index: int = 0, interrupted_env: int = 1, at: int = 1):
         self.interrupted = env_index == interrupted_env
-        self.at, self.steps = at, 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.steps = 0
-        return np.zeros(1, np.float32), {}
+        self.at = at
 
     def step(self, action):
         self.steps += 1

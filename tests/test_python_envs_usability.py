@@ -51,20 +51,12 @@ class ResetCounter(gymnasium.Env):
         return np.full(1, self.resets, np.float32), 0.0, False, False, {}
 
 
-class HangsAtStep(gymnasium.Env):
+class HangsAtStep(python_envs.CountsSteps):
     """Env `hang_env` sleeps for an hour at its step `at` (the GIL released), having created the file `flag`
     if given; the others count steps."""
 
-    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
-    action_space = gymnasium.spaces.Discrete(2)
-
     def __init__(self, env_index: int = 0, hang_env: int = 1, at: int = 2, flag: str | None = None):
-        self.env_index, self.hang_env, self.at, self.steps, self.flag = env_index, hang_env, at, 0, flag
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.steps = 0
-        return np.zeros(1, np.float32), {}
+        self.env_index, self.hang_env, self.at, self.flag = env_index, hang_env, at, flag
 
     def step(self, action):
         self.steps += 1
@@ -372,21 +364,13 @@ def test_workers_start_without_torch():
 # ---- 1. where envs step --------------------------------------------------------
 
 
-class CtrlCInStep(gymnasium.Env):
+class CtrlCInStep(python_envs.CountsSteps):
     """Counts its steps; env `interrupted_env`'s step `at` sends this process SIGINT (a Ctrl-C) and sleeps,
     where the KeyboardInterrupt lands, before it would count."""
 
-    observation_space = gymnasium.spaces.Box(0, 1000, (1,), np.float32)
-    action_space = gymnasium.spaces.Discrete(2)
-
     def __init__(self, env_index: int = 0, interrupted_env: int = 1, at: int = 2):
         self.interrupts = env_index == interrupted_env
-        self.at, self.steps = at, 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.steps = 0
-        return np.zeros(1, np.float32), {}
+        self.at = at
 
     def step(self, action):
         if self.interrupts and self.steps + 1 == self.at:

@@ -48,18 +48,11 @@ def hand_rollout(num_envs: int, steps: int, seed: int = 0) -> list[TensorDict]:
     return transitions
 
 
-@pytest.mark.parametrize("split_envs", [True, False])
-def test_batches_equal_a_hand_written_pool_rollout(split_envs):
-    num_envs, steps_per_batch, batches = 6, 25, 4
-    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=num_envs, seed=3, split_envs=split_envs,
-                              frames_per_batch=num_envs * steps_per_batch,
-                              total_frames=num_envs * steps_per_batch * batches)
-    collected = torch.cat([batch.clone() for batch in stream], dim=1)
-    expected = hand_rollout(num_envs, steps_per_batch * batches, seed=3)
-    assert collected["next", "done"].any(), "the rollout crosses episode ends"
+def assert_rollout_is(rollout, expected: list[dict], what: str) -> None:
+    """The stream's rollout [num_envs, T] equals hand_rollout()'s steps, field by field, crossing episode ends."""
+    assert rollout["next", "done"].any(), f"{what}: the rollout crosses episode ends"
     for t, step in enumerate(expected):
-        got = collected[:, t]
-        where = f"step {t} (split_envs={split_envs})"
+        got, where = rollout[:, t], f"{what}: step {t}"
         assert torch.equal(got["observation"], step["observation"]), where
         assert torch.equal(got["action"], step["action"]), where
         assert torch.equal(got["next", "observation"], step["next_observation"]), where
@@ -67,6 +60,17 @@ def test_batches_equal_a_hand_written_pool_rollout(split_envs):
         assert torch.equal(got["next", "done"].squeeze(-1), step["done"]), where
         assert torch.equal(got["next", "terminated"].squeeze(-1), step["terminated"]), where
         assert torch.equal(got["next", "episode_return"].squeeze(-1), step["episode_return"]), where
+
+
+@pytest.mark.parametrize("split_envs", [True, False])
+def test_batches_equal_a_hand_written_pool_rollout(split_envs):
+    num_envs, steps_per_batch, batches = 6, 25, 4
+    stream = torchpool.stream("CartPole-v1", lean_right, num_envs=num_envs, seed=3, split_envs=split_envs,
+                              frames_per_batch=num_envs * steps_per_batch,
+                              total_frames=num_envs * steps_per_batch * batches)
+    collected = torch.cat([batch.clone() for batch in stream], dim=1)
+    assert_rollout_is(collected, hand_rollout(num_envs, steps_per_batch * batches, seed=3),
+                      f"split_envs={split_envs}")
 
 
 class VersionedPolicy:
@@ -232,17 +236,7 @@ def test_two_live_iterators_over_one_stream_each_collect_their_own_rollout(path)
     assert next(first, None) is None and next(second, None) is None
     expected = hand_rollout(num_envs, steps_per_batch * batches, seed=3)
     for name, batches_of_one in collected.items():
-        rollout = torch.cat(batches_of_one, dim=1)
-        assert rollout["next", "done"].any(), "the rollout crosses episode ends"
-        for t, step in enumerate(expected):
-            got = rollout[:, t]
-            where = f"the {name} iterator's step {t} ({path})"
-            assert torch.equal(got["observation"], step["observation"]), where
-            assert torch.equal(got["action"], step["action"]), where
-            assert torch.equal(got["next", "observation"], step["next_observation"]), where
-            assert torch.equal(got["next", "reward"].squeeze(-1), step["reward"]), where
-            assert torch.equal(got["next", "done"].squeeze(-1), step["done"]), where
-            assert torch.equal(got["next", "episode_return"].squeeze(-1), step["episode_return"]), where
+        assert_rollout_is(torch.cat(batches_of_one, dim=1), expected, f"the {name} iterator, {path}")
     assert stream.stats()["frames"] == num_envs * steps_per_batch * batches, "the latest iterator's frames"
 
 
