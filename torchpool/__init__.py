@@ -35,7 +35,7 @@ from .stream import stream
 
 _crash_report = _os.environ.get("TORCHPOOL_CRASH_REPORT")  # 1 or a path: torchpool.testing.crash_report
 if _crash_report is not None:
-    _pool._core.install_crash_report("" if _crash_report in ("", "1") else _crash_report)
+    _pool.install_crash_report("" if _crash_report in ("", "1") else _crash_report)
 
 __version__ = "0.1.0"
 

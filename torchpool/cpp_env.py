@@ -42,8 +42,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from . import _core, _family_modules, registry
+from . import _family_modules, registry
 from .errors import BuildError
+from .pool import PLUGIN_ABI
 
 # Beside the built-in modules' compile flags (csrc/module_flags.txt, installed with the headers: what the
 # steps compute must not differ), the same linking: libstdc++ inside the module and only PyInit_* exported
@@ -58,7 +59,8 @@ _BOOLS = {"True": True, "true": True, "1": True, "False": False, "false": False,
 
 def include_dir() -> str:
     """The folder holding ``torchpool/env.h`` and the core's headers, for ``-I``."""
-    return str(Path(_core.__file__).parent / "include")
+    # Beside the extension modules, which an editable install keeps apart from these sources.
+    return str(Path(importlib.util.find_spec(f"{__package__}._core").origin).parent / "include")
 
 
 def flags() -> list[str]:
@@ -222,8 +224,8 @@ def _load(path: Path, env_class: str) -> tuple[ModuleType, str]:
     spec = importlib.util.spec_from_file_location(f"torchpool.{name}", built)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    if module.abi != _core.ABI:
-        raise BuildError(f"{built} speaks torchpool plug-in ABI {module.abi}, this core ABI {_core.ABI}: "
+    if module.abi != PLUGIN_ABI:
+        raise BuildError(f"{built} speaks torchpool plug-in ABI {module.abi}, this core ABI {PLUGIN_ABI}: "
                          f"delete it to build it anew")
     return module, key
 

@@ -60,8 +60,15 @@ FIXED_KEYS: tuple[str, ...] = tuple(_core.FIXED_KEYS)
 # Bad input, raised before anything is queued (a ValueError).
 InputError = _core.InputError
 
-# The core's dtype codes (csrc/core/spec.h, enum class Dtype), named as torch names them.
-_DTYPES = {code: getattr(torch, name) for name, code in _core.DTYPE_CODES.items()}
+# The plug-in interface the core speaks (csrc/core/plugin_abi.h): a user's module must be built against it.
+PLUGIN_ABI: int = _core.ABI
+
+# torchpool.testing.crash_report's hook: on a fatal signal, the C++ stacks of every thread.
+install_crash_report = _core.install_crash_report
+
+# The core's dtype codes (csrc/core/spec.h, enum class Dtype), by the name torch gives each dtype.
+DTYPE_CODES: dict[str, int] = dict(_core.DTYPE_CODES)
+_DTYPES = {code: getattr(torch, name) for name, code in DTYPE_CODES.items()}
 _CODES = {dtype: code for code, dtype in _DTYPES.items()}
 _AUTORESET = dict(_core.AUTORESET_CODES)
 # What a pool's ``autoreset`` may be: the core's modes (csrc/core/episode.h), by name.

@@ -97,6 +97,6 @@ def crash_report(path: str | os.PathLike = "") -> None:
     replaced (``faulthandler``'s, with the Python frames, if enabled), so the process dies as before.
     Setting ``TORCHPOOL_CRASH_REPORT=1`` (or a path) in the environment does this at ``import torchpool``.
     """
-    from . import _core
+    from .pool import install_crash_report
 
-    _core.install_crash_report(os.fspath(path))
+    install_crash_report(os.fspath(path))

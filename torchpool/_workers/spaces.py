@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import _core
+from ..pool import DTYPE_CODES
 from ..specs import BoxSpec, DictSpec, DiscreteSpec
 
 # NumPy dtypes the core stores as they are; the others are widened (an int8
@@ -40,7 +40,7 @@ from ..specs import BoxSpec, DictSpec, DiscreteSpec
 _STORED = {np.dtype(name): name for name in ("bool", "uint8", "int32", "int64", "float32", "float64")}
 _WIDENED = {np.dtype("int8"): "int32", np.dtype("int16"): "int32", np.dtype("uint16"): "int32",
             np.dtype("uint32"): "int64", np.dtype("float16"): "float32"}
-_CODES = dict(_core.DTYPE_CODES)
+_CODES = dict(DTYPE_CODES)
 
 
 class _KeepsSpace:
