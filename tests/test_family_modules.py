@@ -83,3 +83,22 @@ def test_ale_py_missing_names_the_extra():
         "torchpool.make('Pong-v5', num_envs=1)\n")
     assert done.returncode != 0
     assert "pip install 'torchpool[atari]'" in done.stderr.splitlines()[-1], done.stderr[-2000:]
+
+
+def test_only_pool_py_imports_the_core():
+    # docs/design.md, the layers: pool.py is the Python side of the boundary; every other module goes through it.
+    import ast
+    from pathlib import Path
+
+    package = Path(torchpool.__file__).parent
+    importers = []
+    for source in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [alias.name for alias in node.names]
+            module = getattr(node, "module", None) or ""
+            if (isinstance(node, ast.ImportFrom) and ("_core" in names or module.endswith("_core"))) or (
+                    isinstance(node, ast.Import) and any(name.endswith("._core") for name in names)):
+                importers.append(str(source.relative_to(package)))
+    assert importers == ["pool.py"], f"modules importing torchpool._core: {importers}"
