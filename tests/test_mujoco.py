@@ -202,7 +202,7 @@ def test_v4_ids_refuse_the_kwargs_their_references_do_not_take(env_id, kwargs):
 
 def test_ranges_accept_lists_and_main_body_a_name():
     with torchpool.make("Ant-v5", num_envs=1, healthy_z_range=[0.2, 1.0], main_body="torso") as pool:
-        assert pool.task_kwargs["healthy_z_range"] == (0.2, 1.0)
+        assert pool.task_kwargs["healthy_z_range"] == [0.2, 1.0]  # as given; the family reads a (low, high) pair
         pool.reset()
 
 
@@ -266,8 +266,12 @@ def test_xml_file_names_resolve_in_gymnasiums_assets():
     v5 = _rollout("Walker2d-v5", actions)
     v4_model = _rollout("Walker2d-v5", actions, xml_file="walker2d.xml")
     assert not np.array_equal(v5, v4_model), "xml_file='walker2d.xml' simulated the default walker2d_v5.xml"
+    # task_kwargs keep the name as given (making the id again with them makes the same env); the family reads
+    # the file in gymnasium's assets.
     with torchpool.make("Walker2d-v5", num_envs=1, xml_file="walker2d.xml") as pool:
-        assert pool.task_kwargs["xml_file"] == str(Path(mujoco_assets_dir()) / "walker2d.xml")
+        assert pool.task_kwargs["xml_file"] == "walker2d.xml"
+        assert np.array_equal(_rollout("Walker2d-v5", actions, **pool.task_kwargs), v4_model)
+    assert (Path(mujoco_assets_dir()) / "walker2d.xml").exists()
 
 
 # ---- outputs ----------------------------------------------------------------------

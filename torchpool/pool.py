@@ -250,7 +250,8 @@ class Pool:
             entry = None
         else:
             entry = registry.lookup(env_id)
-            kwargs = registry.resolve_kwargs(entry, task_kwargs)
+            checked = registry.checked_kwargs(entry, task_kwargs)  # the user's, as task_kwargs keeps them
+            kwargs = registry.prepared(entry, checked)
         num_envs, batch_size = checked_sizes(num_envs, batch_size)
         if num_threads is None:
             num_threads = min(available_cpus(), num_envs)
@@ -262,7 +263,7 @@ class Pool:
         checked_pin_memory(pin_memory)
 
         envs = env_id if entry is None else FamilyEnvs(_family_modules.plugin(entry.family), entry.family, kwargs,
-                                                       env_id, kwargs)
+                                                       env_id, checked)
         self.env_id = envs.env_id
         self.task_kwargs = dict(envs.task_kwargs)
         self._open(envs, num_envs, batch_size, num_threads, seed, autoreset, obs_dtype, max_episode_steps,

@@ -234,7 +234,18 @@ def _check_type(env_id: str, name: str, value: Any, expected: type) -> Any:
 
 
 def resolve_kwargs(entry: EnvEntry, kwargs: dict[str, Any], callers_arguments: Sequence[str] = ()) -> dict[str, Any]:
-    """Validates ``kwargs`` against the entry's schema and fills defaults.
+    """What the C++ family reads: ``checked_kwargs``, then the entry's ``prepare`` (paths, what the id fixes)."""
+    return prepared(entry, checked_kwargs(entry, kwargs, callers_arguments))
+
+
+def prepared(entry: EnvEntry, checked: dict[str, Any]) -> dict[str, Any]:
+    """``checked_kwargs``' result as the C++ family reads it (the entry's ``prepare``)."""
+    return entry.prepare(dict(checked)) if entry.prepare is not None else dict(checked)
+
+
+def checked_kwargs(entry: EnvEntry, kwargs: dict[str, Any], callers_arguments: Sequence[str] = ()) -> dict[str, Any]:
+    """Validates ``kwargs`` against the entry's schema and fills defaults: the id's kwargs as a user passes
+    them (``Pool.task_kwargs``; making the id again with them makes the same env).
 
     ``callers_arguments``: the caller's own argument names (``stream()``'s),
     suggested too when a name is unknown (a typo of ``total_frames``).
@@ -251,4 +262,4 @@ def resolve_kwargs(entry: EnvEntry, kwargs: dict[str, Any], callers_arguments: S
         resolved[name] = _check_type(entry.env_id, name, value, entry.kwargs[name].type)
     for name, spec in entry.kwargs.items():
         resolved.setdefault(name, spec.default)
-    return entry.prepare(resolved) if entry.prepare is not None else resolved
+    return resolved
