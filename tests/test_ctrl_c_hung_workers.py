@@ -19,6 +19,7 @@ import python_envs
 import torch
 
 import torchpool
+from torchpool._workers import interrupts
 
 
 class HangsAtSecondStep(python_envs.CountsSteps):
@@ -56,6 +57,7 @@ def test_ctrl_c_ends_a_call_whatever_hangs_and_close_ends_the_hung_workers(hangi
     fns = [functools.partial(HangsAtSecondStep, i in hanging, str(flags[i])) for i in range(4)]
     # 2 envs per worker: env 1 waits behind env 0 in worker 0, env 3 behind env 2 in worker 1.
     with torchpool.make(fns, num_envs=4, num_workers=2, step_timeout=30) as pool:
+        assert interrupts.relaying(), "no thread relays Ctrl-C to the pool (or another holds the wake-up fd)"
         pool.reset()
         pool.step(torch.zeros(4, dtype=torch.int64))
         workers = list(pool.worker_pids)

@@ -71,18 +71,40 @@ def forget(pool) -> None:
 
 
 def _relay(read_fd: int) -> None:
-    while True:
-        try:
-            data = os.read(read_fd, 512)
-        except InterruptedError:
-            continue
-        except OSError:
-            return
-        if not data:
-            return
-        if signal.SIGINT in data:
-            with _lock:  # held while bumping: forget() (a pool's close) waits for it, then unmaps
-                for pool in list(_listeners):
-                    interrupt: Callable[[], None] | None = getattr(pool, "_interrupt_waits", None)
-                    if interrupt is not None:
-                        interrupt()
+    global _read_fd, _write_fd
+    try:
+        while True:
+            try:
+                data = os.read(read_fd, 512)
+            except InterruptedError:
+                continue
+            except OSError:  # the pipe is gone (closed under us): the next listen() makes a new one
+                return
+            if not data:
+                return
+            if signal.SIGINT in data:
+                with _lock:  # held while bumping: forget() (a pool's close) waits for it, then unmaps
+                    for pool in list(_listeners):
+                        interrupt: Callable[[], None] | None = getattr(pool, "_interrupt_waits", None)
+                        try:
+                            if interrupt is not None:
+                                interrupt()
+                        except Exception:  # one pool's failure must not deafen the others to Ctrl-C
+                            _listeners.discard(pool)
+    finally:
+        with _lock:
+            if _read_fd == read_fd:
+                _read_fd = _write_fd = -1
+
+
+def relaying() -> bool:
+    """Whether this process hears Ctrl-C for its pools now: the relay thread runs and holds the wake-up fd."""
+    with _lock:
+        if _read_fd < 0 or not any(thread.name == "torchpool-ctrl-c" and thread.is_alive()
+                                   for thread in threading.enumerate()):
+            return False
+        if threading.current_thread() is not threading.main_thread():
+            return True  # (only the main thread may look at the wake-up fd)
+        current = signal.set_wakeup_fd(_write_fd, warn_on_full_buffer=False)
+        signal.set_wakeup_fd(current, warn_on_full_buffer=False)
+        return current == _write_fd
