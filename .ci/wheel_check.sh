@@ -62,11 +62,11 @@ for index in "${!combos[@]}"; do
   # From outside the checkout (its torchpool/ must not shadow the wheel), with only the venv on PATH.
   (cd "$work" && env -i HOME="$HOME" LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" PATH="$venv/bin" \
     "$venv/bin/python" "$repo/tools/wheel_smoke.py" --cxx "$(command -v g++)" --header "$work/my_cartpole.h")
-  (cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider test_storage_use_count.py)
+  (cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -o addopts= test_storage_use_count.py)
   if [ "$parity" = 1 ]; then
     # The checkout's tests against the installed wheel: run from $work, so sys.path holds tests/, not the
     # checkout's torchpool/. imageio: Gymnasium's MuJoCo envs import it.
     "${pip[@]}" imageio
-    (cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider "$repo/tests/test_mujoco_parity.py")
+    (cd "$work" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -o addopts= "$repo/tests/test_mujoco_parity.py")
   fi
 done

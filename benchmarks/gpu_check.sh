@@ -179,7 +179,7 @@ step linkage 30 bash -c 'env | grep -E "^(LD_|TORCH|PYTORCH|MALLOC|CUDA|NCCL|OMP
     echo "exports: $(nm -D --defined-only "$m" | awk "{print \$NF}" | tr "\n" " ")";
     echo "imports not from glibc/Python/MuJoCo: $(nm -D --undefined-only "$m" | awk "{print \$NF}" |
       grep -v -E "@GLIBC_|^_?Py|^mj|^_ITM_|^__gmon_start__|^_ZGTt" | tr "\n" " ")"; done' linkage $modules
-step symbols_tests 60 python3 -m pytest -q -rs -p no:cacheprovider tests/test_module_symbols.py
+step symbols_tests 60 python3 -m pytest -q -rs -o addopts= -p no:cacheprovider tests/test_module_symbols.py
 # Which library each of the Atari module's symbol references bound to, in a process like the crashing ones.
 # shellcheck disable=SC2016
 step ld_debug_atari 60 bash -c 'LD_DEBUG=bindings LD_DEBUG_OUTPUT="$1/ld_debug" python3 -c "import torch, torchpool
@@ -203,9 +203,9 @@ step bisect 90 python3 benchmarks/atari_bisect.py --jobs 4 --out "$work/bisect.j
 cuda_modules=$(grep -l "mark\.cuda" tests/test_*.py | grep -v -x -e tests/test_notebooks.py | tr '\n' ' ')
 echo "   pytest -m cuda: $cuda_modules(deselected: tests/test_notebooks.py, not carried: nbformat, nbclient)"
 # shellcheck disable=SC2086
-step pytest_cuda 60 python3 -m pytest -q -rs -m cuda -p no:cacheprovider $cuda_modules
+step pytest_cuda 60 python3 -m pytest -q -rs -m cuda -o addopts= -p no:cacheprovider $cuda_modules
 # test_held.py and test_moved_storage.py also run HeldWatch's reference counts on that machine's Python 3.12.
-step pytest_trust 90 python3 -m pytest -q -rs -p no:cacheprovider tests/test_pin_memory.py tests/test_cpus.py \
+step pytest_trust 90 python3 -m pytest -q -rs -o addopts= -p no:cacheprovider tests/test_pin_memory.py tests/test_cpus.py \
   tests/test_determinism_threads.py tests/test_fork_and_threads.py tests/test_held.py tests/test_moved_storage.py
 
 # The measurements of fixed length first; Pong then trains for what is left.

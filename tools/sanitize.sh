@@ -77,7 +77,7 @@ echo "== Python stress subset"
 cd "$build"  # not the checkout: its torchpool/ has no extension
 start=$(date +%s)
 status=0
-LD_PRELOAD="$runtime" "${launch[@]}" "$root/$python" -m pytest -q -p no:cacheprovider \
+LD_PRELOAD="$runtime" "${launch[@]}" "$root/$python" -m pytest -q -p no:cacheprovider -o addopts= \
   "$root/tests/test_env_failures.py" "$root/tests/test_action_queue.py" "$root/tests/test_fork_and_threads.py" \
   "$root/tests/test_shutdown.py" "$root/tests/test_determinism_threads.py" "$root/tests/test_interrupts.py" \
   "$root/tests/test_fuzz.py" "$root/tests/test_moved_storage.py" "$root/tests/test_named_fields.py" \
