@@ -82,7 +82,7 @@ class Ant : public MujocoEnv {
     // v5's AntEnv._get_reset_info (v4 has none); the step-only values are 0.
     const double* qpos = sim_.data().qpos;
     if (model_.v4)
-      write_info(out, {0, 0, 0, 0, 0, 0, 0, 0, 0});
+      write_zero_info(out);
     else
       write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0, 0, 0});
   }

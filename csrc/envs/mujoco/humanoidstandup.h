@@ -57,7 +57,7 @@ class HumanoidStandup : public MujocoEnv {
   void reset(Rng& rng, StepOutput& out) {
     reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     if (model_.observation.v4) {
-      write_info(out, {0, 0, 0});
+      write_zero_info(out);  // no _get_reset_info in v4
       return;
     }
     const double* qpos = sim_.data().qpos;

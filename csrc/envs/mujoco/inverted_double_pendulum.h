@@ -51,7 +51,7 @@ class InvertedDoublePendulum : public MujocoEnv {
   void reset(Rng& rng, StepOutput& out) {
     // (standard_normal * scale there; IEEE multiplication commutes, so the same bits.)
     reset_with_noise(rng, model_.reset_noise_scale, Noise::Normal, out);
-    if (!model_.v4) write_info(out, {0, 0, 0});
+    write_zero_info(out);  // the step-only values (v4: none)
   }
 
   // InvertedDoublePendulumEnv.step and _get_rew. The squares are x**2 of

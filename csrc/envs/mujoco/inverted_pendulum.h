@@ -40,7 +40,7 @@ class InvertedPendulum : public MujocoEnv {
   // InvertedPendulumEnv.reset_model: uniform noise on qpos and qvel.
   void reset(Rng& rng, StepOutput& out) {
     reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
-    if (!model_.v4) write_info(out, {0});
+    write_zero_info(out);  // the step-only value (v4: none)
   }
 
   // InvertedPendulumEnv.step: terminated when |observation[1]| (the hinge

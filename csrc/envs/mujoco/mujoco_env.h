@@ -482,7 +482,7 @@ class MujocoEnv {
     if (!finite) {
       out.set_observation(observation_.data(), observation_.size());
       *out.extra(unstable_field_) = true;
-      for (const ExtraField<double>& field : info_fields_) std::fill_n(out.extra(field), field.count, 0.0);
+      write_zero_info(out);
       return false;
     }
     std::swap(observation_, next_observation_);  // swaps buffers, allocates nothing
@@ -496,6 +496,12 @@ class MujocoEnv {
     StepResult result;
     result.truncated = true;
     return result;
+  }
+
+  // Every info extra 0: the reset row of a task whose reference has no reset info (the v4 tasks; those whose
+  // info is only step values), or an unstable step's.
+  void write_zero_info(StepOutput& out) const {
+    for (const ExtraField<double>& field : info_fields_) std::fill_n(out.extra(field), field.count, 0.0);
   }
 
   // Writes the task's scalar float64 info extras 0, 1, ... in order.

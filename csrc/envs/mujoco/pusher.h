@@ -69,10 +69,7 @@ class Pusher : public MujocoEnv {
     for (int i = 0; i < nv; ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -0.005, 0.005);
     for (int i = nv - 4; i < nv; ++i) qvel_[i] = 0.0;
     begin_episode(out);
-    if (model_.v4)
-      write_info(out, {0, 0});
-    else
-      write_info(out, {0, 0, 0});
+    write_zero_info(out);  // the step-only values
   }
 
   // PusherEnv.step and _get_rew: the object's distances to the arm's tip and to the goal after the step

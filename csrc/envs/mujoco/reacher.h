@@ -58,7 +58,7 @@ class Reacher : public MujocoEnv {
     for (int i = 0; i < nv; ++i) qvel_[i] = model_.init_qvel[i] + uniform(rng, -0.005, 0.005);
     qvel_[nv - 2] = qvel_[nv - 1] = 0.0;
     begin_episode(out);
-    write_info(out, {0, 0});
+    write_zero_info(out);  // the step-only values
   }
 
   // ReacherEnv.step and _get_rew: the fingertip's distance to the target after the step (v5) or before it

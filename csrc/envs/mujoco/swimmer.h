@@ -47,7 +47,7 @@ class Swimmer : public MujocoEnv {
     reset_with_noise(rng, model_.reset_noise_scale, Noise::Uniform, out);
     const double* qpos = sim_.data().qpos;
     if (model_.v4)
-      write_info(out, {0, 0, 0, 0, 0, 0, 0, 0});
+      write_zero_info(out);  // no _get_reset_info in v4
     else
       write_info(out, {qpos[0], qpos[1], norm2(qpos), 0, 0, 0, 0});  // _get_reset_info
   }
