@@ -1,6 +1,6 @@
 """csrc/core/numpy_random.h draws what NumPy's Generator(PCG64(SeedSequence(seed))) draws — Gymnasium's
 np_random — call for call, for the calls it mirrors, in random interleavings: random_raw, random, integers of
-32-bit and 64-bit ranges (their 32-bit draws split 64-bit outputs in halves), uniform."""
+32-bit and 64-bit ranges (their 32-bit draws split 64-bit outputs in halves), uniform, shuffle of a list."""
 
 import os
 import shutil
@@ -26,7 +26,7 @@ def draws(tmp_path_factory):
     def run(program: list[str]) -> list[str]:
         done = subprocess.run([str(binary)], input="\n".join(program) + "\n", capture_output=True, text=True,
                               check=True)
-        return done.stdout.split()
+        return done.stdout.splitlines()
 
     return run
 
@@ -36,7 +36,7 @@ def _program(seed: int, calls: int, choose: np.random.Generator) -> tuple[list[s
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
     program, want = [f"seed {seed}"], []
     for _ in range(calls):
-        kind = choose.integers(5)
+        kind = choose.integers(6)
         if kind == 0:
             program.append("raw")
             want.append(str(int(rng.bit_generator.random_raw())))
@@ -53,6 +53,12 @@ def _program(seed: int, calls: int, choose: np.random.Generator) -> tuple[list[s
             high = low + int(choose.choice([2**32 + 1, 2**40, 3 * 2**61 + 1]))
             program.append(f"integers {low} {high}")
             want.append(str(int(rng.integers(low, high))))
+        elif kind == 4:  # shuffle of a list: random_interval's masked 32-bit draws (MiniGrid's crossings)
+            n = int(choose.integers(0, 12))
+            items = list(range(n))
+            rng.shuffle(items)
+            program.append(f"shuffle {n}")
+            want.append("".join(f"{item}," for item in items) or "")
         else:
             low, high = float(choose.uniform(-5, 5)), float(choose.uniform(5, 20))
             program.append(f"uniform {low!r} {high!r}")

@@ -4,7 +4,8 @@
 // Contract: for the same seed, NumpyGenerator yields the same numbers as NumPy 2.x's
 //   rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
 // for the calls it mirrors: bit_generator.random_raw() (next_uint64), random(), integers(low, high) of
-// int64 (endpoint=False), uniform(low, high), in any interleaving. A family that lays out its episodes as
+// int64 (endpoint=False), uniform(low, high), shuffle(list) and choice(range(...)) (= integers), in any
+// interleaving. A family that lays out its episodes as
 // a Gymnasium env does (MiniGrid's grids) draws from it in the reference's order.
 //
 // The specification is NumPy's source: numpy/random/bit_generator.pyx (SeedSequence: hashmix, mix,
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace torchpool {
@@ -132,6 +134,29 @@ class NumpyGenerator {
 
   // uniform(low, high): low + (high - low) * random().
   double uniform(double low, double high) { return low + (high - low) * random(); }
+
+  // random_interval(max): a value in [0, max] by masked rejection (32-bit draws where max fits them);
+  // what shuffle() draws.
+  uint64_t interval(uint64_t max) {
+    if (max == 0) return 0;
+    uint64_t mask = max;
+    for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
+    uint64_t value = 0;
+    if (max <= 0xFFFFFFFFu) {
+      while ((value = (next_uint32() & mask)) > max) {
+      }
+    } else {
+      while ((value = (next_uint64() & mask)) > max) {
+      }
+    }
+    return value;
+  }
+
+  // shuffle(x) of a Python list (the untyped path): Fisher-Yates from the end.
+  template <class T>
+  void shuffle(std::vector<T>& items) {
+    for (size_t i = items.size(); i-- > 1;) std::swap(items[i], items[interval(i)]);
+  }
 
   // integers(low, high) of int64, high excluded.
   int64_t integers(int64_t low, int64_t high) {

@@ -1,12 +1,13 @@
 // numpy_random_draws.cpp — runs NumpyGenerator (csrc/core/numpy_random.h) on the calls it reads, one a line,
 // and prints each result, for tests/test_numpy_random.py to compare with NumPy's own:
-//   seed S | raw | random | integers LOW HIGH | uniform LOW HIGH   (doubles printed as C99 hex floats)
+//   seed S | raw | random | integers LOW HIGH | uniform LOW HIGH | shuffle N   (doubles printed as C99 hex floats)
 #include <cinttypes>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/numpy_random.h"
 
@@ -29,6 +30,15 @@ int main() {
       int64_t low = 0, high = 0;
       words >> low >> high;
       std::printf("%" PRId64 "\n", rng->integers(low, high));
+    } else if (call == "shuffle") {
+      size_t n = 0;
+      words >> n;
+      std::vector<int> items(n);
+      for (size_t i = 0; i < n; ++i) items[i] = static_cast<int>(i);
+      rng->shuffle(items);
+      std::string out;
+      for (int item : items) out += std::to_string(item) + ",";
+      std::printf("%s\n", out.c_str());
     } else if (call == "uniform") {
       double low = 0, high = 0;
       words >> low >> high;

@@ -7,6 +7,6 @@ through it, with their kwargs, defaults and docs. Importing this package runs th
 a line below (docs/design.md, "Adding an env family").
 """
 
-from . import classic, mujoco, dmc, atari, testing  # noqa: I001  (the order families are listed in)
+from . import classic, mujoco, dmc, atari, minigrid, testing  # noqa: I001  (the order families are listed in)
 
-FILES = (classic, mujoco, dmc, atari, testing)
+FILES = (classic, mujoco, dmc, atari, minigrid, testing)

@@ -1,0 +1,47 @@
+// task.h — what one MiniGrid env class (minigrid/envs/*.py) is here: its layout and its rules.
+//
+// A Task lays out a fresh grid from the env's draws (gen_grid, the reference's _gen_grid, draw for draw)
+// and may wrap the base step with the class's own rules (step, its step()). It keeps whatever it
+// remembers of the episode (the target's position, the door to open). One Task per env; the env's
+// thread alone touches it.
+//
+// TaskShape is what the class fixes before any episode: the grid's size, its actions, whether it sees
+// through walls and its step limit, from the task kwargs of its registration (torchpool/families/minigrid.py).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "../../core/spec.h"
+#include "world_state.h"
+
+namespace torchpool::minigrid {
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual void gen_grid(WorldState& world) = 0;
+  virtual StepOutcome step(WorldState& world, int action) { return world.base_step(action); }
+};
+
+struct TaskShape {
+  int width = 0, height = 0;
+  int num_actions = 7;
+  std::function<std::unique_ptr<Task>()> make;
+};
+
+// A task file's table: each env class by the env_name its registration gives (tasks/all.h looks it up).
+struct TaskEntry {
+  const char* name;
+  TaskShape (*define)(const Config&);
+};
+
+// A (x, y) kwarg; (-1, -1) stands for minigrid's None.
+inline Pos position_kwarg(const Config& config, const std::string& name) {
+  const std::vector<double>& values = config.sequence(name);
+  if (values.size() != 2) throw std::invalid_argument("task kwarg '" + name + "' must be an (x, y) pair");
+  return {static_cast<int>(values[0]), static_cast<int>(values[1])};
+}
+
+}  // namespace torchpool::minigrid

@@ -1,0 +1,15 @@
+// room_grid_tasks.h — (being written)
+#pragma once
+
+#include <vector>
+
+#include "../task.h"
+
+namespace torchpool::minigrid {
+
+inline const std::vector<TaskEntry>& room_grid_tasks() {
+  static const std::vector<TaskEntry> entries = {};
+  return entries;
+}
+
+}  // namespace torchpool::minigrid

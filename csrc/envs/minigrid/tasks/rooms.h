@@ -1,0 +1,15 @@
+// rooms.h — (being written)
+#pragma once
+
+#include <vector>
+
+#include "../task.h"
+
+namespace torchpool::minigrid {
+
+inline const std::vector<TaskEntry>& room_tasks() {
+  static const std::vector<TaskEntry> entries = {};
+  return entries;
+}
+
+}  // namespace torchpool::minigrid
