@@ -44,7 +44,8 @@ def _compare(env_id: str, seed: int, steps: int, **kwargs) -> int:
                 where = f"{env_id} env {i} step {step} (action {int(actions[i])})"
                 assert bool(td["terminated"][i]) == terminated, f"{where}: terminated"
                 assert bool(td["truncated"][i]) == truncated, f"{where}: truncated"
-                assert float(td["reward"][i]) == np.float32(reward), f"{where}: reward {float(td['reward'][i])} != {reward}"
+                ours = float(td["reward"][i])
+                assert ours == np.float32(reward), f"{where}: reward {ours} != {reward}"
                 if terminated or truncated:
                     ended += 1
                     _check_obs(td["final_observation"][i:i + 1], [obs], where + " final")

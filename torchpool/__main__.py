@@ -105,6 +105,18 @@ def _demo(args: argparse.Namespace) -> None:
             print(f"{pool!r}: no episode finished in {args.steps} steps; give it more --steps")
 
 
+def _score(value: float) -> str:
+    """A return as people read it: one decimal for game scores, three digits for MiniGrid's 0-1 returns."""
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
+def _scores(returns: list[float]) -> str:
+    """Each game's return, or their range where there are many."""
+    if len(returns) > 20:
+        return f"min {_score(min(returns))}, max {_score(max(returns))}"
+    return ", ".join(f"{r:g}" for r in returns)
+
+
 def _train(args: argparse.Namespace) -> None:
     from .train._outputs import file_stem
 
@@ -127,7 +139,7 @@ def _train(args: argparse.Namespace) -> None:
     if math.isnan(result["final_mean_return"]):  # no episode ended: there is no return to average
         print(f"{args.env_id}: no episode finished in {run}; give it more --total-frames")
     else:
-        print(f"{args.env_id}: mean return {result['final_mean_return']:.1f} (last 20 episodes) after {run}")
+        print(f"{args.env_id}: mean return {_score(result['final_mean_return'])} (last 20 episodes) after {run}")
     split = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in result["time_split"].items())
     print(f"time split (torchpool.stream.stats()): {split}")
     if result["seconds_to_target"] is not None:
@@ -135,11 +147,11 @@ def _train(args: argparse.Namespace) -> None:
     if result["evaluation"] is not None:
         evaluation = result["evaluation"]
         print(f"{evaluation['games']} fresh episodes with the trained policy (new seeds, {evaluation['policy']}): "
-              f"mean return {evaluation['mean_return']:.1f} ({', '.join(f'{r:g}' for r in evaluation['returns'])})")
+              f"mean return {_score(evaluation['mean_return'])} ({_scores(evaluation['returns'])})")
         if "sampled" in evaluation:
             sampled = evaluation["sampled"]
-            print(f"the same seeds with sampled actions (as in training): mean return {sampled['mean_return']:.1f} "
-                  f"({', '.join(f'{r:g}' for r in sampled['returns'])})")
+            print(f"the same seeds with sampled actions (as in training): mean return {_score(sampled['mean_return'])} "
+                  f"({_scores(sampled['returns'])})")
     saved = [f"{stem}.png (learning curve)"] if Path(f"{stem}.png").exists() and result["curve"] else []
     print(f"saved {', '.join([*saved, f'{stem}.pt (weights)', f'{stem}.json'])}")
 
@@ -214,10 +226,10 @@ def _recipes_epilog() -> str:
     from .train.ppo import _GPU_BASES, RECIPES, VARIANTS
 
     recipes = textwrap.fill(f"envs with a tuned PPO recipe: {', '.join(RECIPES)}; any other id trains with the "
-                            "generic defaults (torchpool/train/ppo.py, Args).", width=78)
+                            "generic defaults (torchpool/train/ppo.py, Args).", width=78, break_on_hyphens=False)
     sac_recipes = textwrap.fill(f"envs with a tuned SAC recipe (--algo sac, continuous actions only): "
                                 f"{', '.join(sac.RECIPES)}; other ids get CleanRL's defaults "
-                                "(torchpool/train/sac.py, Args).", width=78)
+                                "(torchpool/train/sac.py, Args).", width=78, break_on_hyphens=False)
     variants = "\n".join(f"  {name}: {', '.join(sorted(envs))}" for name, envs in VARIANTS.items())
     variants += f"\n  gpu (envs scaled to the cores, for a GPU box): {', '.join(sorted(_GPU_BASES))}"
     return f"{recipes}\n\n{sac_recipes}\n\n--recipe variants (PPO only), and the envs they cover:\n{variants}"

@@ -134,10 +134,12 @@ def run_envpool(env_id: str, num_envs: int, calls: int, batch_size: int | None =
                   threads, steps_per_s, us)
 
 
-def run_gymnasium(env_id: str, num_envs: int, calls: int, vectorization: str = "sync", warmup: int = 20) -> Result:
+def run_gymnasium(env_id: str, num_envs: int, calls: int, vectorization: str = "sync", warmup: int = 20,
+                  **make_kwargs) -> Result:
+    """``make_kwargs`` go to ``gymnasium.make_vec`` (``wrappers=[...]`` for each env, or the env's own kwargs)."""
     import gymnasium
 
-    envs = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode=vectorization)
+    envs = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode=vectorization, **make_kwargs)
     space = envs.single_action_space
     n = int(space.n) if hasattr(space, "n") else None
     actions = draw_actions(n, space.shape, num_envs, 64, numpy=True)
@@ -145,7 +147,7 @@ def run_gymnasium(env_id: str, num_envs: int, calls: int, vectorization: str = "
 
     def call(i):
         obs, reward, terminated, truncated, _ = envs.step(actions[i % 64])
-        torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
+        _tensors(obs), torch.from_numpy(reward), torch.from_numpy(terminated), torch.from_numpy(truncated)
         return num_envs
 
     steps_per_s, us = time_calls(call, calls, warmup)

@@ -184,6 +184,8 @@ def make(
         task_kwargs.update(num_threads=num_threads or None, thread_affinity_offset=thread_affinity_offset)
         if env_type == "dm" and family in _CONTROL_SUITE:
             task_kwargs.setdefault("obs_dtype", torch.float64)  # NOTE [TimeSteps as EnvPool gives them]
+        if family == "MiniGrid":  # EnvPool's MiniGrid mission: the text's bytes, 96 of them
+            task_kwargs.setdefault("mission_bytes", 96)
     frame_stack = task_kwargs.pop("frame_stack", 1)
     if isinstance(frame_stack, bool) or not isinstance(frame_stack, (int, np.integer)) or frame_stack < 1:
         raise ValueError(f"frame_stack must be an int >= 1, got {frame_stack!r}")

@@ -59,6 +59,8 @@ _COMMON = {
     "image_only": Kwarg(bool, False, "the image alone, as ImgObsWrapper gives it"),
     "tile_size": Kwarg(int, 8, "pixels a cell for the 'rgb' observations"),
     "highlight": Kwarg(bool, True, "'rgb': the cells the agent sees drawn lighter, as minigrid does"),
+    "mission_bytes": Kwarg(int, 0, "0: the mission as word tokens; n: its text's first n bytes, zero-padded "
+                                   "(EnvPool's encoding)"),
 }
 
 
@@ -118,7 +120,8 @@ for _n in (5, 6, 7):
               obstacle_type=Kwarg(str, "lava", "'lava' or 'wall'"))
 for _obstacle, _prefix in (("lava", "Lava"), ("wall", "Simple")):
     for _n, _crossings in ((9, 1), (9, 2), (9, 3), (11, 5)):
-        _register(f"MiniGrid-{_prefix}CrossingS{_n}N{_crossings}-v0", "crossing", lambda k: 4 * k["size"] ** 2, False, size=_size(_n),
+        _register(f"MiniGrid-{_prefix}CrossingS{_n}N{_crossings}-v0", "crossing", lambda k: 4 * k["size"] ** 2,
+                  False, size=_size(_n),
                   num_crossings=Kwarg(int, _crossings, "rivers to cross"),
                   obstacle_type=Kwarg(str, _obstacle, "'lava' or 'wall'"))
 _register("MiniGrid-FourRooms-v0", "fourrooms", lambda k: 100, False,

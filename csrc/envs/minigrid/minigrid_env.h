@@ -10,10 +10,13 @@
 //   "full"         image [width, height, 3] with the agent drawn in (FullyObsWrapper)
 //   "rgb"          image [height*tile, width*tile, 3], the whole grid's pixels (RGBImgObsWrapper)
 //   "rgb_partial"  image [view*tile, view*tile, 3], the agent's view in pixels (RGBImgPartialObsWrapper)
-// beside direction (int64, 0-3) and mission (kMissionTokens uint8 tokens, mission.h); image_only keeps
-// the image alone (ImgObsWrapper).
+// beside direction (int64, 0-3) and mission (kMissionTokens uint8 tokens, mission.h; or, with
+// mission_bytes=n, the text's first n bytes zero-padded, as EnvPool gives it); image_only keeps the image
+// alone (ImgObsWrapper).
 #pragma once
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +41,7 @@ struct MiniGridModel {
   bool image_only;
   int tile_size;
   bool highlight;
+  int mission_bytes;  // 0: tokens
 
   explicit MiniGridModel(const Config& config)
       : env_name(config.string("env_name")),
@@ -47,7 +51,13 @@ struct MiniGridModel {
         view_size(static_cast<int>(config.integer("agent_view_size"))),
         image_only(config.flag("image_only")),
         tile_size(static_cast<int>(config.integer("tile_size"))),
-        highlight(config.flag("highlight")) {
+        highlight(config.flag("highlight")),
+        mission_bytes(static_cast<int>(config.integer("mission_bytes"))) {
+    if (mission_bytes < 0 || mission_bytes > 4096)
+      throw std::invalid_argument("mission_bytes must be in [0, 4096], got " + std::to_string(mission_bytes));
+    if (shape.width < 3 || shape.height < 3)  // Grid's own assertion
+      throw std::invalid_argument("a MiniGrid grid is at least 3x3, got " + std::to_string(shape.width) + "x" +
+                                  std::to_string(shape.height));
     if (view_size < 3 || view_size % 2 == 0)
       throw std::invalid_argument("agent_view_size must be odd and at least 3, got " + std::to_string(view_size));
     if (max_steps < 1) throw std::invalid_argument("max_steps must be at least 1, got " + std::to_string(max_steps));
@@ -63,8 +73,8 @@ struct MiniGridModel {
     else if (observation == "rgb_partial")
       mode = ObservationMode::kRgbPartial;
     else
-      throw std::invalid_argument("observation must be 'partial', 'full', 'rgb' or 'rgb_partial', got '" +
-                                  observation + "'");
+      throw std::invalid_argument("observation must be 'partial', 'full', 'rgb' or 'rgb_partial', got '" + observation +
+                                  "'");
   }
 
   std::vector<int64_t> image_shape() const {
@@ -81,6 +91,8 @@ struct MiniGridModel {
     return {};
   }
 
+  int mission_length() const { return mission_bytes > 0 ? mission_bytes : kMissionTokens; }
+
   EnvSpec spec(Dtype) const {
     EnvSpec spec;
     ObservationSpec image{image_shape(), Dtype::UInt8, {}, {}, image_only ? "" : "image"};
@@ -88,13 +100,21 @@ struct MiniGridModel {
     for (int64_t extent : image.shape) count *= static_cast<size_t>(extent);
     image.low.assign(count, 0.0);
     image.high.assign(count, 255.0);
+    if (mode == ObservationMode::kPartial || mode == ObservationMode::kFull) {
+      // Cell codes, bounded by what they can be: object <= agent (10), colour <= grey (5), state <= 3 (a
+      // door's is <= 2, FullyObsWrapper's agent cell holds its direction). minigrid declares 0-255, which
+      // makes SB3 take the 7x7 view for a picture and build a Nature CNN it cannot hold.
+      for (size_t i = 0; i < count; ++i) image.high[i] = i % 3 == 0 ? kAgent : i % 3 == 1 ? kGrey : 3.0;
+    }
     spec.observations.push_back(image);
     if (!image_only) {
       spec.observations.push_back({{}, Dtype::Int64, {0.0}, {3.0}, "direction"});
-      spec.observations.push_back({{kMissionTokens},
+      const int length = mission_length();
+      const double high = mission_bytes > 0 ? 255.0 : static_cast<double>(vocabulary().size() - 1);
+      spec.observations.push_back({{length},
                                    Dtype::UInt8,
-                                   std::vector<double>(kMissionTokens, 0.0),
-                                   std::vector<double>(kMissionTokens, static_cast<double>(vocabulary().size() - 1)),
+                                   std::vector<double>(static_cast<size_t>(length), 0.0),
+                                   std::vector<double>(static_cast<size_t>(length), high),
                                    "mission"});
     }
     spec.action.discrete = true;
@@ -108,7 +128,8 @@ struct MiniGridModel {
 class MiniGrid {
  public:
   using Model = MiniGridModel;
-  explicit MiniGrid(const Model& model) : model_(model), task_(model.shape.make()), view_(model.view_size) {
+  explicit MiniGrid(const Model& model)
+      : model_(model), task_(model.shape.make()), view_(model.view_size), mission_(model.mission_length()) {
     world_.max_steps = model.max_steps;
   }
 
@@ -119,7 +140,12 @@ class MiniGrid {
     world_.begin_episode(model_.shape.width, model_.shape.height);
     world_.mission.clear();
     task_->gen_grid(world_);
-    tokenize(world_.mission, mission_tokens_);
+    if (model_.mission_bytes > 0) {
+      std::fill(mission_.begin(), mission_.end(), uint8_t{0});
+      std::memcpy(mission_.data(), world_.mission.data(), std::min(world_.mission.size(), mission_.size()));
+    } else {
+      tokenize(world_.mission, mission_.data());
+    }
     write_observation(out);
   }
 
@@ -132,11 +158,13 @@ class MiniGrid {
     return result;
   }
 
-  // render_mode="rgb_array": minigrid's render(), the whole grid at 32 pixels a tile, highlighted.
+  // render_mode="rgb_array": minigrid's render(), get_frame(self.highlight, 32): the whole grid at 32
+  // pixels a tile, highlighted as the env's `highlight` says (minigrid's default: yes).
   std::vector<int64_t> render(std::vector<uint8_t>& pixels) const {
     const int tile = 32;
     pixels.resize(static_cast<size_t>(world_.grid.height()) * tile * world_.grid.width() * tile * 3);
-    render_full(world_, model_.view_size, model_.see_through_walls, tile, true, pixels.data());
+    View view(model_.view_size);  // render() is const: scratch of its own for what the agent sees
+    render_full(world_, view, model_.see_through_walls, tile, model_.highlight, pixels.data());
     return {int64_t{world_.grid.height()} * tile, int64_t{world_.grid.width()} * tile, 3};
   }
 
@@ -157,22 +185,22 @@ class MiniGrid {
         break;
       }
       case ObservationMode::kRgb:
-        render_full(world_, model_.view_size, model_.see_through_walls, model_.tile_size, model_.highlight, image);
+        render_full(world_, view_, model_.see_through_walls, model_.tile_size, model_.highlight, image);
         break;
       case ObservationMode::kRgbPartial:
-        render_pov(world_, model_.view_size, model_.see_through_walls, model_.tile_size, image);
+        render_pov(world_, view_, model_.see_through_walls, model_.tile_size, image);
         break;
     }
     if (model_.image_only) return;
     out.observation<int64_t>(1)[0] = world_.dir;
-    std::memcpy(out.observation<uint8_t>(2), mission_tokens_, kMissionTokens);
+    std::memcpy(out.observation<uint8_t>(2), mission_.data(), mission_.size());
   }
 
   const Model& model_;
   std::unique_ptr<Task> task_;
   WorldState world_;
   View view_;
-  uint8_t mission_tokens_[kMissionTokens] = {};
+  std::vector<uint8_t> mission_;  // this episode's, written every step
 };
 
 }  // namespace torchpool::minigrid

@@ -18,11 +18,11 @@ namespace torchpool::minigrid {
 inline const std::vector<std::string>& vocabulary() {
   // Index 0 is the padding; the words of every MiniGrid mission follow.
   static const std::vector<std::string> words = {
-      "",       "get",     "to",     "the",      "green",    "goal",    "square", "use",     "key",
-      "open",   "door",    "and",    "then",     "avoid",    "lava",    "find",   "opening", "a",
-      "go",     "fetch",   "you",    "must",     "red",      "blue",    "purple", "yellow",  "grey",
-      "ball",   "box",     "reach",  "pick",     "up",       "from",    "room,",  "unlock",  "matching",
-      "object", "at",      "end",    "of",       "hallway",  "traverse", "rooms", "put",     "near"};
+      "",        "get",      "to",    "the",   "green",  "goal",     "square",  "use",  "key", "open",
+      "door",    "and",      "then",  "avoid", "lava",   "find",     "opening", "a",    "go",  "fetch",
+      "you",     "must",     "red",   "blue",  "purple", "yellow",   "grey",    "ball", "box", "reach",
+      "pick",    "up",       "from",  "room,", "unlock", "matching", "object",  "at",   "end", "of",
+      "hallway", "traverse", "rooms", "put",   "near",   "maze"};
   return words;
 }
 
@@ -41,8 +41,10 @@ inline void tokenize(std::string_view mission, uint8_t* out) {
     const std::string_view word = mission.substr(start, end - start);
     size_t token = 1;
     while (token < words.size() && words[token] != word) ++token;
-    if (token == words.size()) throw std::logic_error("minigrid: the word '" + std::string(word) + "' is not in the mission vocabulary");
-    if (count == kMissionTokens) throw std::logic_error("minigrid: a mission longer than " + std::to_string(kMissionTokens) + " words");
+    if (token == words.size())
+      throw std::logic_error("minigrid: the word '" + std::string(word) + "' is not in the mission vocabulary");
+    if (count == kMissionTokens)
+      throw std::logic_error("minigrid: a mission longer than " + std::to_string(kMissionTokens) + " words");
     out[count++] = static_cast<uint8_t>(token);
     start = end + 1;
   }

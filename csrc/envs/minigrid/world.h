@@ -14,8 +14,19 @@
 namespace torchpool::minigrid {
 
 // OBJECT_TO_IDX; 0 (unseen) doubles as "no object" in a cell, which encodes as empty (1).
-enum Type : uint8_t { kNone = 0, kEmpty = 1, kWall = 2, kFloor = 3, kDoor = 4, kKey = 5, kBall = 6, kBox = 7,
-                      kGoal = 8, kLava = 9, kAgent = 10 };
+enum Type : uint8_t {
+  kNone = 0,
+  kEmpty = 1,
+  kWall = 2,
+  kFloor = 3,
+  kDoor = 4,
+  kKey = 5,
+  kBall = 6,
+  kBox = 7,
+  kGoal = 8,
+  kLava = 9,
+  kAgent = 10
+};
 // COLOR_TO_IDX.
 enum Color : uint8_t { kRed = 0, kGreen = 1, kBlue = 2, kPurple = 3, kYellow = 4, kGrey = 5 };
 // COLOR_NAMES: sorted by name, the order minigrid's random colour draws index.
@@ -55,7 +66,9 @@ struct Obj {
   static Obj box(uint8_t color) { return make(kBox, color); }
 
   bool empty() const { return type == kNone; }
-  bool can_overlap() const { return type == kGoal || type == kFloor || type == kLava || (type == kDoor && state == kOpen); }
+  bool can_overlap() const {
+    return type == kGoal || type == kFloor || type == kLava || (type == kDoor && state == kOpen);
+  }
   bool can_pickup() const { return type == kKey || type == kBall || type == kBox; }
   bool see_behind() const { return type != kWall && !(type == kDoor && state != kOpen); }
   Obj content() const {

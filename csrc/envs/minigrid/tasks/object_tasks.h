@@ -112,7 +112,7 @@ class GoToDoorTask : public Task {
 // Draws distinct (type, colour) objects from key/ball/box, as GoToObject and PutNear do, placing each
 // with `reject` (may be empty); returns them and where they went.
 inline std::pair<std::vector<Obj>, std::vector<Pos>> place_distinct_objects(WorldState& w, int count,
-                                                                              const WorldState::Reject& reject) {
+                                                                            const WorldState::Reject& reject) {
   std::vector<Obj> objs;
   std::vector<Pos> positions;
   while (static_cast<int>(objs.size()) < count) {
@@ -247,8 +247,11 @@ class RedBlueDoorsTask : public Task {
 
 inline const std::vector<TaskEntry>& object_tasks() {
   static const std::vector<TaskEntry> entries = {
-      {"fetch", &FetchTask::define},   {"gotodoor", &GoToDoorTask::define},         {"gotoobject", &GoToObjectTask::define},
-      {"putnear", &PutNearTask::define}, {"redbluedoors", &RedBlueDoorsTask::define},
+      {"fetch", &FetchTask::define},
+      {"gotodoor", &GoToDoorTask::define},
+      {"gotoobject", &GoToObjectTask::define},
+      {"putnear", &PutNearTask::define},
+      {"redbluedoors", &RedBlueDoorsTask::define},
   };
   return entries;
 }

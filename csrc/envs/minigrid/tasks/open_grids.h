@@ -48,6 +48,8 @@ class DoorKeyTask : public Task {
  public:
   static TaskShape define(const Config& config) {
     const int size = static_cast<int>(config.integer("size"));
+    // The wall is drawn in [2, size - 2): minigrid's draw fails (low >= high) below 5.
+    if (size < 5) throw std::invalid_argument("DoorKey's size must be at least 5, got " + std::to_string(size));
     return {size, size, 7, [] { return std::make_unique<DoorKeyTask>(); }};
   }
   void gen_grid(WorldState& w) override {
@@ -66,7 +68,8 @@ class DoorKeyTask : public Task {
 
 class DistShiftTask : public Task {
  public:
-  DistShiftTask(Pos start, int start_dir, int strip2_row) : start_(start), start_dir_(start_dir), strip2_row_(strip2_row) {}
+  DistShiftTask(Pos start, int start_dir, int strip2_row)
+      : start_(start), start_dir_(start_dir), strip2_row_(strip2_row) {}
   static TaskShape define(const Config& config) {
     const int width = static_cast<int>(config.integer("width")), height = static_cast<int>(config.integer("height"));
     const Pos start = position_kwarg(config, "agent_start_pos");

@@ -35,9 +35,9 @@ class RoomGridTask : public Task {
     Pos top, size;
     // Right, down, left, up (the direction indices).
     Wall doors[4] = {Wall::kSolid, Wall::kSolid, Wall::kSolid, Wall::kSolid};
-    Pos door_pos[4];                       // {-1, -1}: none (no neighbour that way)
-    int neighbors[4] = {-1, -1, -1, -1};   // indices into rooms(); -1: none
-    bool locked = false;                   // behind a locked door (as add_door last set it)
+    Pos door_pos[4];                      // {-1, -1}: none (no neighbour that way)
+    int neighbors[4] = {-1, -1, -1, -1};  // indices into rooms(); -1: none
+    bool locked = false;                  // behind a locked door (as add_door last set it)
     std::vector<Placed> objs;
 
     bool has_door(int k) const { return doors[k] != Wall::kSolid; }
@@ -274,7 +274,9 @@ class RoomGridTask : public Task {
   }
 
   // "{colour} {type}", as the missions name an object.
-  static std::string object_phrase(const Obj& obj) { return std::string(color_name(obj.color)) + " " + type_name(obj.type); }
+  static std::string object_phrase(const Obj& obj) {
+    return std::string(color_name(obj.color)) + " " + type_name(obj.type);
+  }
 
  private:
   int index(int i, int j) const {

@@ -31,8 +31,7 @@ class MultiRoomTask : public Task {
     if (min_rooms < 1 || max_rooms < min_rooms)
       throw std::invalid_argument("multiroom needs 0 < minNumRooms <= maxNumRooms");
     if (max_room_size < 4) throw std::invalid_argument("multiroom's maxRoomSize must be at least 4");
-    return {width, height, 7,
-            [=] { return std::make_unique<MultiRoomTask>(min_rooms, max_rooms, max_room_size); }};
+    return {width, height, 7, [=] { return std::make_unique<MultiRoomTask>(min_rooms, max_rooms, max_room_size); }};
   }
 
   void gen_grid(WorldState& w) override {
@@ -56,7 +55,8 @@ class MultiRoomTask : public Task {
     const int num_rooms = w.rand_int(min_rooms_, max_rooms_ + 1);
     std::vector<Room> rooms;
     for (long chain = 0; rooms.size() < static_cast<size_t>(num_rooms); ++chain) {
-      if (chain == kMaxChains) throw std::runtime_error("multiroom: no chain of " + std::to_string(num_rooms) + " rooms fits");
+      if (chain == kMaxChains)
+        throw std::runtime_error("multiroom: no chain of " + std::to_string(num_rooms) + " rooms fits");
       std::vector<Room> attempt;
       const int door_x = w.rand_int(0, width - 2);
       const int door_y = w.rand_int(0, width - 2);  // sic: the reference draws both from the width
@@ -209,7 +209,9 @@ class LockedRoomTask : public Task {
 
 class PlaygroundTask : public Task {
  public:
-  static TaskShape define(const Config&) { return {19, 19, 7, [] { return std::make_unique<PlaygroundTask>(); }}; }
+  static TaskShape define(const Config&) {
+    return {19, 19, 7, [] { return std::make_unique<PlaygroundTask>(); }};
+  }
 
   void gen_grid(WorldState& w) override {
     const int width = w.grid.width(), height = w.grid.height();
@@ -249,7 +251,8 @@ class MemoryTask : public Task {
   static TaskShape define(const Config& config) {
     const int size = static_cast<int>(config.integer("size"));
     const bool random_length = config.flag("random_length");
-    if (size < 7 || size % 2 == 0) throw std::invalid_argument("memory's size must be odd and at least 7, got " + std::to_string(size));
+    if (size < 7 || size % 2 == 0)
+      throw std::invalid_argument("memory's size must be odd and at least 7, got " + std::to_string(size));
     return {size, size, 7, [=] { return std::make_unique<MemoryTask>(random_length); }};
   }
 
@@ -316,8 +319,7 @@ class DynamicObstaclesTask : public Task {
     int num_obstacles = static_cast<int>(config.integer("n_obstacles"));
     // The reference's cap: `n <= size / 2 + 1` in floats, else int(size / 2).
     if (2 * num_obstacles > size + 2) num_obstacles = size / 2;
-    return {size, size, 3,
-            [=] { return std::make_unique<DynamicObstaclesTask>(start, start_dir, num_obstacles); }};
+    return {size, size, 3, [=] { return std::make_unique<DynamicObstaclesTask>(start, start_dir, num_obstacles); }};
   }
 
   void gen_grid(WorldState& w) override {
@@ -367,8 +369,10 @@ class DynamicObstaclesTask : public Task {
 
 inline const std::vector<TaskEntry>& room_tasks() {
   static const std::vector<TaskEntry> entries = {
-      {"multiroom", &MultiRoomTask::define},   {"lockedroom", &LockedRoomTask::define},
-      {"playground", &PlaygroundTask::define}, {"memory", &MemoryTask::define},
+      {"multiroom", &MultiRoomTask::define},
+      {"lockedroom", &LockedRoomTask::define},
+      {"playground", &PlaygroundTask::define},
+      {"memory", &MemoryTask::define},
       {"dynamicobstacles", &DynamicObstaclesTask::define},
   };
   return entries;
