@@ -10,7 +10,7 @@
 //   "full"         image [width, height, 3] with the agent drawn in (FullyObsWrapper)
 //   "rgb"          image [height*tile, width*tile, 3], the whole grid's pixels (RGBImgObsWrapper)
 //   "rgb_partial"  image [view*tile, view*tile, 3], the agent's view in pixels (RGBImgPartialObsWrapper)
-// beside direction (int64, 0-3) and mission (kMissionTokens uint8 tokens, mission.h; or, with
+// beside direction (int64, 0-3) and mission (uint8 tokens, kMissionTokens of them, mission.h; or, with
 // mission_bytes=n, the text's first n bytes zero-padded, as EnvPool gives it); image_only keeps the image
 // alone (ImgObsWrapper).
 #pragma once
@@ -91,7 +91,7 @@ struct MiniGridModel {
     return {};
   }
 
-  int mission_length() const { return mission_bytes > 0 ? mission_bytes : kMissionTokens; }
+  int mission_length() const { return mission_bytes > 0 ? mission_bytes : shape.mission_tokens; }
 
   EnvSpec spec(Dtype) const {
     EnvSpec spec;
@@ -144,7 +144,7 @@ class MiniGrid {
       std::fill(mission_.begin(), mission_.end(), uint8_t{0});
       std::memcpy(mission_.data(), world_.mission.data(), std::min(world_.mission.size(), mission_.size()));
     } else {
-      tokenize(world_.mission, mission_.data());
+      tokenize(world_.mission, mission_.data(), static_cast<int>(mission_.size()));
     }
     write_observation(out);
   }

@@ -26,12 +26,13 @@ inline const std::vector<std::string>& vocabulary() {
   return words;
 }
 
-// The longest MiniGrid mission (LockedRoom's) has 17 words.
+// The tokens a MiniGrid mission gets: the longest (LockedRoom's) has 17 words. A task with longer missions
+// (BabyAI's) asks for more (TaskShape::mission_tokens).
 inline constexpr int kMissionTokens = 24;
 
-// Writes `mission`'s tokens into out[0, kMissionTokens), zero-padded.
-inline void tokenize(std::string_view mission, uint8_t* out) {
-  std::memset(out, 0, kMissionTokens);
+// Writes `mission`'s tokens into out[0, length), zero-padded.
+inline void tokenize(std::string_view mission, uint8_t* out, int length = kMissionTokens) {
+  std::memset(out, 0, static_cast<size_t>(length));
   const std::vector<std::string>& words = vocabulary();
   int count = 0;
   size_t start = 0;
@@ -43,8 +44,8 @@ inline void tokenize(std::string_view mission, uint8_t* out) {
     while (token < words.size() && words[token] != word) ++token;
     if (token == words.size())
       throw std::logic_error("minigrid: the word '" + std::string(word) + "' is not in the mission vocabulary");
-    if (count == kMissionTokens)
-      throw std::logic_error("minigrid: a mission longer than " + std::to_string(kMissionTokens) + " words");
+    if (count == length)
+      throw std::logic_error("minigrid: a mission longer than " + std::to_string(length) + " words");
     out[count++] = static_cast<uint8_t>(token);
     start = end + 1;
   }

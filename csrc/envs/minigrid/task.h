@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../../core/spec.h"
+#include "mission.h"
 #include "world_state.h"
 
 namespace torchpool::minigrid {
@@ -29,6 +30,7 @@ struct TaskShape {
   int width = 0, height = 0;
   int num_actions = 7;
   std::function<std::unique_ptr<Task>()> make;
+  int mission_tokens = kMissionTokens;  // the mission field's length in tokens
 };
 
 // A task file's table: each env class by the env_name its registration gives (tasks/all.h looks it up).
