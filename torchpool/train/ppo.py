@@ -212,7 +212,8 @@ _MINIGRID = dict(num_envs=16, num_steps=128, learning_rate=1e-3, anneal_lr=False
                  update_epochs=4, ent_coef=0.01, network="minigrid", eval_games=100,
                  make_kwargs=dict(image_only=True))
 RECIPES["MiniGrid-DoorKey-5x5-v0"] = dict(_MINIGRID, total_frames=1_000_000, target_return=0.93)
-RECIPES["MiniGrid-DoorKey-8x8-v0"] = dict(_MINIGRID, total_frames=4_000_000, target_return=0.93)
+# DoorKey-8x8 with these settings learned nothing in 1.8M frames (the 7x7 view) nor 2.3M (observation="full"):
+# its goal is too rarely met at random for PPO without exploration bonuses (docs/training.md); no recipe yet.
 
 # Named alternatives to a recipe (python -m torchpool train Pong-v5 --recipe cleanrl).
 VARIANTS: dict[str, dict[str, dict]] = {
