@@ -80,6 +80,47 @@ def test_every_draw_equals_numpys(seed, draws):
         assert g == w, f"seed {seed}, call {index} ({call}): numpy_random.h {g}, NumPy {w}"
 
 
+def _program_of_arrays(seed: int, calls: int, choose: np.random.Generator) -> tuple[list[str], list[str]]:
+    """Interleaved random(n), choice(n, p=p) and permutation(n) (MiniGrid's WFC envs), beside single draws."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
+    program, want = [f"seed {seed}"], []
+    for _ in range(calls):
+        kind = choose.integers(5)
+        if kind == 0:
+            n = int(choose.integers(0, 40))
+            program.append(f"random_array {n}")
+            want.append("".join(f"{float(v).hex()}," for v in rng.random(n)))
+        elif kind == 1:  # WFC's weighted pattern draw: integer weights, some zero, normalised by their sum
+            weights = choose.integers(0, 9, size=int(choose.integers(1, 60))).astype(np.float64)
+            weights[choose.integers(len(weights))] += 1.0
+            p = weights / weights.sum()
+            program.append("choice " + " ".join(float(v).hex() for v in p))
+            want.append(str(int(rng.choice(len(p), p=p))))
+        elif kind == 2:  # any probabilities, their cumsum rounding included
+            p = choose.random(int(choose.integers(1, 30))) ** 3
+            p /= p.sum()
+            program.append("choice " + " ".join(float(v).hex() for v in p))
+            want.append(str(int(rng.choice(len(p), p=p))))
+        elif kind == 3:
+            n = int(choose.integers(0, 600))
+            program.append(f"permutation {n}")
+            want.append("".join(f"{int(v)}," for v in rng.permutation(n)))
+        else:
+            program.append("random")
+            want.append(float(rng.random()).hex())
+    return program, want
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_arrays_choice_and_permutation_equal_numpys(seed, draws):
+    program, want = _program_of_arrays(seed, calls=200, choose=np.random.default_rng(seed % 1000 + 1))
+    got = [("".join(f"{v}," for v in _as_numpy_prints(g.split(",")[:-1])) if call.startswith("random_array")
+            else _as_numpy_prints([g])[0]) for g, call in zip(draws(program), program[1:])]
+    assert len(got) == len(want)
+    for index, (g, w, call) in enumerate(zip(got, want, program[1:])):
+        assert g == w, f"seed {seed}, call {index} ({call[:60]}): numpy_random.h {g[:200]}, NumPy {w[:200]}"
+
+
 def test_the_first_raw_outputs_of_seed_42():
     # Pinned, so a NumPy that changed its stream would show here rather than pass against itself.
     assert [hex(int(v)) for v in np.random.PCG64(np.random.SeedSequence(42)).random_raw(3)] == [

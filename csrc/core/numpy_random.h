@@ -5,8 +5,9 @@
 //   rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed)))
 // for the calls it mirrors: bit_generator.random_raw() (next_uint64), random(), integers(low, high) of
 // int64 (endpoint=False), uniform(low, high), shuffle(list) and choice(range(...)) (= integers), in any
-// interleaving. A family that lays out its episodes as
-// a Gymnasium env does (MiniGrid's grids) draws from it in the reference's order.
+// interleaving; and random(shape) (random() per element, in C order), choice(n, p=p) and permutation(n).
+// A family that lays out its episodes as a Gymnasium env does (MiniGrid's grids) draws from it in the
+// reference's order.
 //
 // The specification is NumPy's source: numpy/random/bit_generator.pyx (SeedSequence: hashmix, mix,
 // mix_entropy, generate_state), numpy/random/src/pcg64/pcg64.h (the 128-bit LCG, its XSL-RR output,
@@ -15,6 +16,7 @@
 // tests/test_numpy_random.py checks this header against the installed NumPy.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
@@ -156,6 +158,29 @@ class NumpyGenerator {
   template <class T>
   void shuffle(std::vector<T>& items) {
     for (size_t i = items.size(); i-- > 1;) std::swap(items[i], items[interval(i)]);
+  }
+
+  // choice(len(p), p=p) of one value (Generator.choice with replace, a scalar draw): the cdf is p.cumsum(),
+  // summed left to right, divided by its last entry, and the draw is the first index whose cdf exceeds a
+  // random() (searchsorted(side='right')). `p` is what the caller would pass NumPy, so its own arithmetic
+  // (normalising, say) must be NumPy's too; NumPy's checks that p sums to 1 are not repeated here.
+  int64_t choice(const std::vector<double>& p) {
+    if (p.empty()) throw std::invalid_argument("choice: empty p");
+    std::vector<double> cdf(p.size());
+    double running = 0.0;
+    for (size_t i = 0; i < p.size(); ++i) cdf[i] = running += p[i];
+    const double last = cdf.back();
+    for (double& value : cdf) value /= last;
+    const double u = random();
+    return std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+  }
+
+  // permutation(n): arange(n) shuffled; an ndarray's shuffle draws as a list's does (shuffle() above).
+  std::vector<int64_t> permutation(int64_t n) {
+    std::vector<int64_t> items(static_cast<size_t>(n < 0 ? 0 : n));
+    for (size_t i = 0; i < items.size(); ++i) items[i] = static_cast<int64_t>(i);
+    shuffle(items);
+    return items;
   }
 
   // integers(low, high) of int64, high excluded.

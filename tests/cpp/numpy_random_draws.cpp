@@ -1,8 +1,11 @@
 // numpy_random_draws.cpp — runs NumpyGenerator (csrc/core/numpy_random.h) on the calls it reads, one a line,
 // and prints each result, for tests/test_numpy_random.py to compare with NumPy's own:
 //   seed S | raw | random | integers LOW HIGH | uniform LOW HIGH | shuffle N   (doubles printed as C99 hex floats)
+//   random_array N (random(N): its values on one line) | choice P0 P1 ... (choice(len(p), p=p), the p as hex
+//   floats) | permutation N
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -38,6 +41,27 @@ int main() {
       rng->shuffle(items);
       std::string out;
       for (int item : items) out += std::to_string(item) + ",";
+      std::printf("%s\n", out.c_str());
+    } else if (call == "random_array") {
+      size_t n = 0;
+      words >> n;
+      std::string out;
+      char value[64];
+      for (size_t i = 0; i < n; ++i) {
+        std::snprintf(value, sizeof(value), "%a,", rng->random());
+        out += value;
+      }
+      std::printf("%s\n", out.c_str());
+    } else if (call == "choice") {
+      std::vector<double> p;
+      std::string value;
+      while (words >> value) p.push_back(std::strtod(value.c_str(), nullptr));  // hex floats: exact
+      std::printf("%" PRId64 "\n", rng->choice(p));
+    } else if (call == "permutation") {
+      int64_t n = 0;
+      words >> n;
+      std::string out;
+      for (int64_t item : rng->permutation(n)) out += std::to_string(item) + ",";
       std::printf("%s\n", out.c_str());
     } else if (call == "uniform") {
       double low = 0, high = 0;

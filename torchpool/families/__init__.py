@@ -8,5 +8,6 @@ a line below (docs/design.md, "Adding an env family").
 """
 
 from . import classic, mujoco, dmc, atari, minigrid, testing  # noqa: I001  (the order families are listed in)
+from . import babyai  # noqa: F401  (BabyAI's levels, in the MiniGrid module: listed with minigrid's ids)
 
 FILES = (classic, mujoco, dmc, atari, minigrid, testing)

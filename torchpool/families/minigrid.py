@@ -191,3 +191,10 @@ for _n in (6, 8):
 _register("MiniGrid-Unlock-v0", "unlock", lambda k: 8 * 36, False)
 _register("MiniGrid-UnlockPickup-v0", "unlockpickup", lambda k: 8 * 36, False)
 _register("MiniGrid-BlockedUnlockPickup-v0", "blockedunlockpickup", lambda k: 16 * 36, False)
+# WFCEnv (minigrid/envs/wfc): the six presets minigrid registers, under their WFC_PRESETS names.
+for _preset in ("MazeSimple", "DungeonMazeScaled", "RoomsFabric", "ObstaclesBlackdots", "ObstaclesAngular",
+                "ObstaclesHogs3"):
+    _register(f"MiniGrid-WFC-{_preset}-v0", "wfc", lambda k: k["size"] * 20, False,
+              wfc_config=Kwarg(str, _preset, "the WFC preset (a WFC_PRESETS name of minigrid's six registered ones)"),
+              size=_size(25),
+              ensure_connected=Kwarg(bool, True, "keep only the largest connected open area; the rest is wall"))

@@ -60,7 +60,8 @@ struct MiniGridModel {
                                   std::to_string(shape.height));
     if (view_size < 3 || view_size % 2 == 0)
       throw std::invalid_argument("agent_view_size must be odd and at least 3, got " + std::to_string(view_size));
-    if (max_steps < 1) throw std::invalid_argument("max_steps must be at least 1, got " + std::to_string(max_steps));
+    if (max_steps < 1 && !(max_steps == 0 && shape.per_episode_limit))
+      throw std::invalid_argument("max_steps must be at least 1, got " + std::to_string(max_steps));
     if (tile_size < 1 || tile_size > 64)
       throw std::invalid_argument("tile_size must be in [1, 64], got " + std::to_string(tile_size));
     const std::string& observation = config.string("observation");
@@ -138,6 +139,7 @@ class MiniGrid {
 
   void reset(Rng&, StepOutput& out) {
     world_.begin_episode(model_.shape.width, model_.shape.height);
+    world_.max_steps = model_.max_steps;  // 0: the task sets this episode's (TaskShape::per_episode_limit)
     world_.mission.clear();
     task_->gen_grid(world_);
     if (model_.mission_bytes > 0) {
@@ -155,6 +157,8 @@ class MiniGrid {
     StepResult result;
     result.reward = outcome.reward;
     result.terminated = outcome.terminated;
+    // MiniGridEnv.step's own limit, where it changes per episode; a fixed one is the pool's time limit.
+    result.truncated = model_.max_steps == 0 && world_.step_count >= world_.max_steps;
     return result;
   }
 

@@ -18,11 +18,13 @@ namespace torchpool::minigrid {
 inline const std::vector<std::string>& vocabulary() {
   // Index 0 is the padding; the words of every MiniGrid mission follow.
   static const std::vector<std::string> words = {
-      "",        "get",      "to",    "the",   "green",  "goal",     "square",  "use",  "key", "open",
-      "door",    "and",      "then",  "avoid", "lava",   "find",     "opening", "a",    "go",  "fetch",
-      "you",     "must",     "red",   "blue",  "purple", "yellow",   "grey",    "ball", "box", "reach",
-      "pick",    "up",       "from",  "room,", "unlock", "matching", "object",  "at",   "end", "of",
-      "hallway", "traverse", "rooms", "put",   "near",   "maze"};
+      "", "get", "to", "the", "green", "goal", "square", "use", "key", "open", "door", "and", "then", "avoid", "lava",
+      "find", "opening", "a", "go", "fetch", "you", "must", "red", "blue", "purple", "yellow", "grey", "ball", "box",
+      "reach", "pick", "up", "from", "room,", "unlock", "matching", "object", "at", "end", "of", "hallway", "traverse",
+      "rooms", "put", "near", "maze",
+      // BabyAI's (minigrid/envs/babyai/core/verifier.py): ", then" leaves its comma on the word before.
+      "next", "in", "front", "behind", "on", "your", "left", "right", "after", "ball,", "box,", "key,", "door,",
+      "object,", "you,", "left,", "right,"};
   return words;
 }
 
@@ -44,8 +46,7 @@ inline void tokenize(std::string_view mission, uint8_t* out, int length = kMissi
     while (token < words.size() && words[token] != word) ++token;
     if (token == words.size())
       throw std::logic_error("minigrid: the word '" + std::string(word) + "' is not in the mission vocabulary");
-    if (count == length)
-      throw std::logic_error("minigrid: a mission longer than " + std::to_string(length) + " words");
+    if (count == length) throw std::logic_error("minigrid: a mission longer than " + std::to_string(length) + " words");
     out[count++] = static_cast<uint8_t>(token);
     start = end + 1;
   }

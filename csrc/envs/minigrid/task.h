@@ -31,6 +31,9 @@ struct TaskShape {
   int num_actions = 7;
   std::function<std::unique_ptr<Task>()> make;
   int mission_tokens = kMissionTokens;  // the mission field's length in tokens
+  // max_steps=0 lets the task set WorldState::max_steps at each reset (BabyAI's RoomGridLevel: from the
+  // instruction's navigations); the env then truncates itself, and the pool has no time limit of its own.
+  bool per_episode_limit = false;
 };
 
 // A task file's table: each env class by the env_name its registration gives (tasks/all.h looks it up).
@@ -38,6 +41,24 @@ struct TaskEntry {
   const char* name;
   TaskShape (*define)(const Config&);
 };
+
+// The four outer walls, drawn wall by wall as the classes without wall_rect draw them.
+inline void outer_walls(WorldState& w) {
+  const int width = w.grid.width(), height = w.grid.height();
+  w.grid.horz_wall(0, 0);
+  w.grid.horz_wall(0, height - 1);
+  w.grid.vert_wall(0, 0);
+  w.grid.vert_wall(width - 1, 0);
+}
+
+// `agent_start_pos`: the agent at `start` facing `dir`, or, for None ((-1, -1)), place_agent()'s draws.
+inline void start_agent(WorldState& w, Pos start, int dir) {
+  if (start.x >= 0) {
+    w.agent = start, w.dir = dir;
+  } else {
+    w.place_agent();
+  }
+}
 
 // A (x, y) kwarg; (-1, -1) stands for minigrid's None.
 inline Pos position_kwarg(const Config& config, const std::string& name) {

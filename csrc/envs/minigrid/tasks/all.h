@@ -3,10 +3,12 @@
 
 #include <string>
 
+#include "babyai_levels.h"
 #include "object_tasks.h"
 #include "open_grids.h"
 #include "room_grid_tasks.h"
 #include "rooms.h"
+#include "wfc.h"
 
 namespace torchpool::minigrid {
 
@@ -22,6 +24,10 @@ inline TaskShape define_task(const std::string& env_name, const Config& config) 
   for (const TaskEntry& entry : room_grid_tasks())
     if (env_name == entry.name) return entry.define(config);
   for (const TaskEntry& entry : room_tasks())
+    if (env_name == entry.name) return entry.define(config);
+  for (const TaskEntry& entry : wfc_tasks())
+    if (env_name == entry.name) return entry.define(config);
+  for (const TaskEntry& entry : babyai_tasks())
     if (env_name == entry.name) return entry.define(config);
   throw std::invalid_argument("unknown MiniGrid env_name '" + env_name + "'");
 }

@@ -13,15 +13,6 @@
 
 namespace torchpool::minigrid {
 
-// The four outer walls, as the classes that draw them wall by wall do.
-inline void outer_walls(WorldState& w) {
-  const int width = w.grid.width(), height = w.grid.height();
-  w.grid.horz_wall(0, 0);
-  w.grid.horz_wall(0, height - 1);
-  w.grid.vert_wall(0, 0);
-  w.grid.vert_wall(width - 1, 0);
-}
-
 // "{colour} {type}", as the missions name an object.
 inline std::string describe(const Obj& obj) { return std::string(color_name(obj.color)) + " " + type_name(obj.type); }
 
@@ -109,12 +100,16 @@ class GoToDoorTask : public Task {
   Pos target_;
 };
 
-// Draws distinct (type, colour) objects from key/ball/box, as GoToObject and PutNear do, placing each
-// with `reject` (may be empty); returns them and where they went.
-inline std::pair<std::vector<Obj>, std::vector<Pos>> place_distinct_objects(WorldState& w, int count,
-                                                                            const WorldState::Reject& reject) {
+// Draws distinct (type, colour) objects from key/ball/box, as GoToObject and PutNear do; with `apart`
+// (PutNear's near_obj) none lands next to one placed before it. Returns them and where they went.
+inline std::pair<std::vector<Obj>, std::vector<Pos>> place_distinct_objects(WorldState& w, int count, bool apart) {
   std::vector<Obj> objs;
   std::vector<Pos> positions;
+  const WorldState::Reject near_placed = [&positions](Pos p) {
+    for (const Pos& q : positions)
+      if (std::abs(p.x - q.x) <= 1 && std::abs(p.y - q.y) <= 1) return true;
+    return false;
+  };
   while (static_cast<int>(objs.size()) < count) {
     const uint8_t type = w.rand_elem(std::vector<uint8_t>{kKey, kBall, kBox});
     const uint8_t color = w.rand_color();
@@ -122,7 +117,7 @@ inline std::pair<std::vector<Obj>, std::vector<Pos>> place_distinct_objects(Worl
     bool seen = false;
     for (const Obj& other : objs) seen = seen || other.same(obj);
     if (seen) continue;
-    positions.push_back(w.place_obj(obj, {0, 0}, {-1, -1}, reject));
+    positions.push_back(w.place_obj(obj, {0, 0}, {-1, -1}, apart ? near_placed : WorldState::Reject{}));
     objs.push_back(obj);
   }
   return {objs, positions};
@@ -138,7 +133,7 @@ class GoToObjectTask : public Task {
   }
   void gen_grid(WorldState& w) override {
     w.grid.wall_rect(0, 0, w.grid.width(), w.grid.height());
-    const auto [objs, positions] = place_distinct_objects(w, num_objs_, {});
+    const auto [objs, positions] = place_distinct_objects(w, num_objs_, false);
     w.place_agent();
     const size_t index = static_cast<size_t>(w.rand_int(0, static_cast<int>(objs.size())));
     target_ = positions[index];
@@ -161,24 +156,7 @@ class PutNearTask : public Task {
   }
   void gen_grid(WorldState& w) override {
     outer_walls(w);
-    // near_obj: no two objects in neighbouring cells (it reads the positions placed so far).
-    std::vector<Pos> placed;
-    const WorldState::Reject near_obj = [&placed](Pos p) {
-      for (const Pos& q : placed)
-        if (std::abs(p.x - q.x) <= 1 && std::abs(p.y - q.y) <= 1) return true;
-      return false;
-    };
-    std::vector<Obj> objs;
-    while (static_cast<int>(objs.size()) < num_objs_) {
-      const uint8_t type = w.rand_elem(std::vector<uint8_t>{kKey, kBall, kBox});
-      const uint8_t color = w.rand_color();
-      const Obj obj = Obj::make(type, color);
-      bool seen = false;
-      for (const Obj& other : objs) seen = seen || other.same(obj);
-      if (seen) continue;
-      placed.push_back(w.place_obj(obj, {0, 0}, {-1, -1}, near_obj));
-      objs.push_back(obj);
-    }
+    const auto [objs, placed] = place_distinct_objects(w, num_objs_, true);
     w.place_agent();
     const int count = static_cast<int>(objs.size());
     const int move_index = w.rand_int(0, count);

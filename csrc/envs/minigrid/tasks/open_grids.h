@@ -31,11 +31,7 @@ class EmptyTask : public Task {
     const int width = w.grid.width(), height = w.grid.height();
     w.grid.wall_rect(0, 0, width, height);
     w.put_obj(Obj::goal(), width - 2, height - 2);
-    if (start_.x >= 0) {
-      w.agent = start_, w.dir = start_dir_;
-    } else {
-      w.place_agent();
-    }
+    start_agent(w, start_, start_dir_);
     w.mission = "get to the green goal square";
   }
 
@@ -85,11 +81,7 @@ class DistShiftTask : public Task {
       w.grid.set(3 + i, 1, Obj::lava());
       w.grid.set(3 + i, strip2_row_, Obj::lava());
     }
-    if (start_.x >= 0) {
-      w.agent = start_, w.dir = start_dir_;
-    } else {
-      w.place_agent();
-    }
+    start_agent(w, start_, start_dir_);
     w.mission = "get to the green goal square";
   }
 
@@ -196,10 +188,7 @@ class FourRoomsTask : public Task {
   }
   void gen_grid(WorldState& w) override {
     const int width = w.grid.width(), height = w.grid.height();
-    w.grid.horz_wall(0, 0);
-    w.grid.horz_wall(0, height - 1);
-    w.grid.vert_wall(0, 0);
-    w.grid.vert_wall(width - 1, 0);
+    outer_walls(w);
     const int room_w = width / 2, room_h = height / 2;
     for (int j = 0; j < 2; ++j)
       for (int i = 0; i < 2; ++i) {

@@ -215,10 +215,7 @@ class PlaygroundTask : public Task {
 
   void gen_grid(WorldState& w) override {
     const int width = w.grid.width(), height = w.grid.height();
-    w.grid.horz_wall(0, 0);
-    w.grid.horz_wall(0, height - 1);
-    w.grid.vert_wall(0, 0);
-    w.grid.vert_wall(width - 1, 0);
+    outer_walls(w);
     const int room_w = width / 3, room_h = height / 3;
     for (int j = 0; j < 3; ++j)
       for (int i = 0; i < 3; ++i) {
@@ -258,10 +255,7 @@ class MemoryTask : public Task {
 
   void gen_grid(WorldState& w) override {
     const int width = w.grid.width(), height = w.grid.height();
-    w.grid.horz_wall(0, 0);
-    w.grid.horz_wall(0, height - 1);
-    w.grid.vert_wall(0, 0);
-    w.grid.vert_wall(width - 1, 0);
+    outer_walls(w);
     const int mid = height / 2, upper_wall = mid - 2, lower_wall = mid + 2;
     const int hallway_end = random_length_ ? w.rand_int(4, width - 2) : width - 3;
     // The start room, the hallway east of it, and the split at its end.
@@ -326,11 +320,7 @@ class DynamicObstaclesTask : public Task {
     const int width = w.grid.width(), height = w.grid.height();
     w.grid.wall_rect(0, 0, width, height);
     w.grid.set(width - 2, height - 2, Obj::goal());
-    if (start_.x >= 0) {
-      w.agent = start_, w.dir = start_dir_;
-    } else {
-      w.place_agent();
-    }
+    start_agent(w, start_, start_dir_);
     obstacles_.clear();
     for (int i = 0; i < num_obstacles_; ++i) obstacles_.push_back(w.place_obj(kObstacle, {0, 0}, {-1, -1}, {}, 100));
     w.mission = "get to the green goal square";
