@@ -73,7 +73,8 @@ if TYPE_CHECKING:  # tensordict is imported with the first pool: it pulls in tor
 
 
 # stream()'s own arguments: suggested when a kwarg matches no env kwarg (a typo of ``total_frames``).
-_STREAM_ARGUMENTS = ("num_envs", "frames_per_batch", "total_frames", "device", "split_envs", "progress", "prefetch")
+_STREAM_ARGUMENTS = ("num_envs", "frames_per_batch", "total_frames", "device", "split_envs", "progress", "prefetch",
+                     "actor_id", "policy_version")
 
 
 class _Group:
@@ -130,7 +131,7 @@ class RolloutStream(IterableDataset):
     def __init__(self, env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_batch: int,
                  total_frames: int | None = None, device: str | torch.device | None = None,
                  split_envs: bool | None = None, progress: bool = False, prefetch: bool = False,
-                 **make_kwargs: Any):
+                 actor_id: int | None = None, policy_version: int | None = None, **make_kwargs: Any):
         if isinstance(env, Pool):
             if make_kwargs:
                 raise TypeError(f"make kwargs {sorted(make_kwargs)} given with an existing Pool")
@@ -174,6 +175,18 @@ class RolloutStream(IterableDataset):
         # straight into the rollout buffer (CPU). Tests set it on the CPU to run
         # the staging path's bookkeeping without a GPU.
         self._staged = self._cuda
+        for name, value in (("actor_id", actor_id), ("policy_version", policy_version)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise TypeError(f"{name} must be an int or None, got {value!r}")
+        # NOTE [Where a batch comes from]. A learner fed by many actors (Ray actors, torch.distributed ranks)
+        # bounds or corrects their lag (IMPALA's V-trace, Sebulba) only if each batch says which actor made it and
+        # with which weights. So with actor_id or policy_version set, each batch carries them as int64
+        # [num_envs, T] stride-0 views of one scalar, read once per batch: the version as the batch began
+        # (the consumer had received every earlier batch, so any update it made is in), or, under prefetch, as
+        # the previous batch was handed out, which is when the collector's snapshot was refreshed. Unset,
+        # nothing is read or added: the default path costs nothing.
+        self.actor_id = actor_id
+        self.policy_version = policy_version  # the learner sets it (stream.policy_version += 1) after each update
         self._stats = _Stats(self.prefetch)  # the latest iterator's (NOTE [State per iterator])
         self._pool_in_use = False  # an existing Pool's: whether a live iterator steps it
 
@@ -187,7 +200,15 @@ class RolloutStream(IterableDataset):
         if not self.prefetch:
             return _Collection(self, self.policy, stats).batches()
         acting, refresh = snapshot_policy(self.policy)
-        return iter(Prefetcher(_Collection(self, acting, stats).batches, refresh, stats.seconds))
+        collection = _Collection(self, acting, stats)
+
+        def refresh_and_version() -> None:
+            # The version is read with the weights it names, on the consumer's thread, before the
+            # collector is told to go: a bump after the hand-off belongs to the next batch.
+            refresh()
+            collection.version = self.policy_version
+
+        return iter(Prefetcher(collection.batches, refresh_and_version, stats.seconds))
 
     def stats(self) -> dict[str, Any]:
         """Where the time went: seconds waiting on envs, in the policy, in copies and in the consumer.
@@ -215,6 +236,7 @@ class _Collection:
         self.device = stream.device
         self._cuda = stream._cuda
         self._staged = stream._staged
+        self.version = stream.policy_version  # with prefetch, set at each hand-off instead (RolloutStream.__iter__)
 
     def _open_pools(self) -> tuple[list[_Group], bool]:
         stream = self.stream
@@ -262,9 +284,15 @@ class _Collection:
                 self._start(groups)
             started = time.perf_counter()
             batches = 0
+            actor_id = self.stream.actor_id
             while batches_wanted is None or batches < batches_wanted:
+                if not self.stream.prefetch:
+                    self.version = self.stream.policy_version  # the consumer has seen every earlier batch
+                version = self.version
                 with torch.no_grad():
                     batch = self._next_batch(groups, batches_wanted)
+                if actor_id is not None or version is not None:
+                    self._label(batch, actor_id, version)
                 batches += 1
                 self.stats.frames += self.frames_per_batch
                 if bar is not None:
@@ -282,6 +310,14 @@ class _Collection:
         finally:
             if bar is not None:
                 bar.close()
+
+    def _label(self, batch: TensorDict, actor_id: int | None, version: int | None) -> None:
+        """Stamps ``batch`` with its actor and policy version: int64 ``[num_envs, T]`` views of one scalar each."""
+        for key, value in (("actor_id", actor_id), ("policy_version", version)):
+            if value is not None:
+                # Stride-0 views: nothing per frame is written, and a reused output buffer's storages
+                # (NOTE [Stream data path]) are not touched.
+                batch.set(key, torch.tensor(value, dtype=torch.int64, device=self.device).expand(batch.shape))
 
     def _release(self, groups: list[_Group], owned: bool, stopped_by: BaseException | None = None) -> None:
         """Collects each group's step in flight, closes the pools this pass made and waits for its copies.
@@ -692,7 +728,7 @@ class _Collection:
 def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_batch: int,
            total_frames: int | None = None, device: str | torch.device | None = None,
            split_envs: bool | None = None, progress: bool = False, prefetch: bool = False,
-           **make_kwargs: Any) -> RolloutStream:
+           actor_id: int | None = None, policy_version: int | None = None, **make_kwargs: Any) -> RolloutStream:
     """Rollout batches of ``env`` under ``policy``, as an ``IterableDataset``.
 
     Args:
@@ -717,6 +753,20 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
             exactly one update; the batch's log-probs are those of the snapshot
             that acted (NOTE [Prefetch and policy lag] in prefetch.py). Needs the
             policy to be an ``nn.Module`` or a method of one.
+        actor_id: when given, each batch has ``actor_id`` int64 ``[num_envs, T]``
+            (every entry this value): which actor collected it, for a learner that
+            gathers batches from many (Ray actors, torch.distributed ranks).
+        policy_version: the starting value of ``stream.policy_version``, which
+            the learner (or the actor that receives its weights) sets after each
+            weight update. When it is not ``None``, each batch has
+            ``policy_version`` int64 ``[num_envs, T]``: the value when the batch
+            began (the consumer had received every earlier batch), or with
+            ``prefetch`` the value when the previous batch was handed out, which
+            is the snapshot's that acted. Both are read once per batch and stored
+            as stride-0 views of one scalar (``clone()`` before writing into
+            them); left ``None``, neither key exists and nothing is read. With
+            ``split_envs``, the first group's first action of a batch precedes the
+            batch's start (see Policy lag above): it may be one version older.
 
     Yields TensorDicts ``[num_envs, T]`` in torchrl's layout: ``observation``,
     ``action`` and the policy's extras at the root; ``("next", key)`` for
@@ -734,4 +784,4 @@ def stream(env: str | Pool, policy: Callable, *, num_envs: int = 8, frames_per_b
     """
     return RolloutStream(env, policy, num_envs=num_envs, frames_per_batch=frames_per_batch,
                          total_frames=total_frames, device=device, split_envs=split_envs, progress=progress,
-                         prefetch=prefetch, **make_kwargs)
+                         prefetch=prefetch, actor_id=actor_id, policy_version=policy_version, **make_kwargs)
