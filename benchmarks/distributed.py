@@ -106,6 +106,22 @@ def shipping(sizes: list[tuple[int, int]], repeats: int) -> list[tuple[int, int,
     return rows
 
 
+def draw_plot(local: dict[int, float], remote: dict[int, float], ship: list, path) -> None:
+    """Left: frames/s of 1 and 2 collectors in one process and on the two-node cluster. Right: ms to ship a
+    batch through Ray's object store against its size, beside an empty round trip."""
+    figure, (rates, costs) = harness.panels(2, (6.0, 4.5))
+    harness.grouped_bars(rates, ["1 collector", "2 collectors"],
+                         {"one process": [local[1], local[2]], "Ray, 2 nodes": [remote[1], remote[2]]})
+    rates.set(ylabel="frames/s", title="CartPole-v1, 16 envs x 64 steps a batch")
+    frames = [n * t for n, t, *_ in ship]
+    costs.plot(frames, [ms for *_, ms, _ in ship], marker="o", label="ship a batch (ray.get)")
+    costs.plot(frames, [empty for *_, empty in ship], marker="s", linestyle="--", label="empty round trip")
+    costs.set(xscale="log", yscale="log", xlabel="frames a batch", ylabel="ms", title="Ray's object store")
+    costs.legend(fontsize=8)
+    costs.grid(True, which="both", alpha=0.3)
+    harness.save(figure, path, title="torchpool under Ray (local two-node cluster)", info=harness.machine())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -145,6 +161,8 @@ def main() -> None:
                     f"{1e3 * (ms - empty) / frames:.3f} | {100 * ms / collect_ms:.1f}% |")
     print("\n".join(body))
     if not args.quick:
+        draw_plot(local, remote, ship, harness.OUTPUT / "distributed.png")
+        body += ["", "![RayCollector frames/s and the cost of shipping a batch](distributed.png)"]
         harness.record_section(
             "distributed", "torchpool under Ray: RayCollector vs one process, and shipping batches",
             question="What does torchrl's RayCollector over TorchPoolEnv deliver on a local two-node Ray cluster "
