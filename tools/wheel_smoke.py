@@ -8,8 +8,8 @@ PATH; give ``--cxx`` the system's compiler, which only ``register_cpp_env`` uses
 Checks, each printed on one line with its time: torchpool is the installed
 wheel (not a source tree) and no compiler is on PATH (the compiler's
 directory joins PATH for the C++ env's build alone); make/reset/step for
-every family (classic control, MuJoCo, the Control Suite, Atari, the probe
-env, a Gymnasium env in worker processes), and an exception in a C++ step; the stream; ``TorchPoolEnv``;
+every family (classic control, MuJoCo, the Control Suite, Atari, MiniGrid
+and BabyAI, the probe env, a Gymnasium env in worker processes), and an exception in a C++ step; the stream; ``TorchPoolEnv``;
 the Gymnasium vector env; and a C++ env (examples/cpp_env/my_cartpole.h)
 built by ``--cxx`` through ``register_cpp_env``, stepping exactly like the
 built-in CartPole-v1. Exits 1 at the first failure, naming it.
@@ -179,6 +179,8 @@ def main() -> None:
     check("MuJoCo: Hopper-v5", make_reset_step("Hopper-v5"))
     check("Control Suite: CheetahRun-v1", make_reset_step("CheetahRun-v1"))
     check("Atari: Pong-v5", make_reset_step("Pong-v5", steps=10))
+    check("MiniGrid: MiniGrid-DoorKey-8x8-v0", make_reset_step("MiniGrid-DoorKey-8x8-v0"))
+    check("MiniGrid, pixels: BabyAI-GoTo-v0", make_reset_step("BabyAI-GoTo-v0", observation="rgb"))
     check("probe env: _Probe-v0", make_reset_step("_Probe-v0"))
     check("a C++ exception in step is an EnvError", env_error)
     check("Python env in worker processes: gymnasium:CartPole-v1",
