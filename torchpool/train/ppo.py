@@ -451,7 +451,25 @@ CNN_LAYERS = {
 CNN_HIDDEN = {"nature": 512, "compact": 256}
 
 
-class CnnAgent(Policy):
+class TrunkAgent(Policy):
+    """A discrete agent whose actor and critic heads read one trunk, ``hidden()``: the image agents."""
+
+    def hidden(self, observation: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def value(self, observation: torch.Tensor) -> torch.Tensor:
+        return self.critic(self.hidden(observation))
+
+    def distribution(self, observation: torch.Tensor):
+        return Categorical(logits=self.actor(self.hidden(observation)))
+
+    def evaluate(self, observation: torch.Tensor):
+        """The update's pass: the distribution and the value from one pass through the trunk."""
+        hidden = self.hidden(observation)
+        return Categorical(logits=self.actor(hidden)), self.critic(hidden)
+
+
+class CnnAgent(TrunkAgent):
     """CleanRL's Atari agent: a CNN on uint8 [stack, H, W] frames, shared by actor and critic."""
 
     def __init__(self, obs_shape: tuple[int, ...], num_actions: int, network: str = "nature",
@@ -486,19 +504,8 @@ class CnnAgent(Policy):
                 return self.network(x).float()
         return self.network(x)
 
-    def value(self, observation: torch.Tensor) -> torch.Tensor:
-        return self.critic(self.hidden(observation))
 
-    def distribution(self, observation: torch.Tensor):
-        return Categorical(logits=self.actor(self.hidden(observation)))
-
-    def evaluate(self, observation: torch.Tensor):
-        """The update's pass: the distribution and the value from one pass through the CNN."""
-        hidden = self.hidden(observation)
-        return Categorical(logits=self.actor(hidden)), self.critic(hidden)
-
-
-class GridAgent(Policy):
+class GridAgent(TrunkAgent):
     """rl-starter-files' MiniGrid agent: three 2x2 convolutions (a max-pool after the first) on the agent's view
     of cell codes [view, view, 3] (object, colour, state; small integers, taken as they are), then separate
     tanh actor and critic heads of 64."""
@@ -516,16 +523,6 @@ class GridAgent(Policy):
 
     def hidden(self, observation: torch.Tensor) -> torch.Tensor:
         return self.network(observation.float().permute(0, 3, 1, 2))
-
-    def value(self, observation: torch.Tensor) -> torch.Tensor:
-        return self.critic(self.hidden(observation))
-
-    def distribution(self, observation: torch.Tensor):
-        return Categorical(logits=self.actor(self.hidden(observation)))
-
-    def evaluate(self, observation: torch.Tensor):
-        hidden = self.hidden(observation)
-        return Categorical(logits=self.actor(hidden)), self.critic(hidden)
 
 
 def next_values(agent: Policy, batch) -> torch.Tensor:
