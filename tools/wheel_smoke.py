@@ -10,9 +10,10 @@ wheel (not a source tree) and no compiler is on PATH (the compiler's
 directory joins PATH for the C++ env's build alone); make/reset/step for
 every family (classic control, MuJoCo, the Control Suite, Atari, MiniGrid
 and BabyAI, the probe env, a Gymnasium env in worker processes), and an
-exception in a C++ step; the stream; ``TorchPoolEnv``; the Gymnasium vector env; and a C++ env (examples/cpp_env/my_cartpole.h)
-built by ``--cxx`` through ``register_cpp_env``, stepping exactly like the
-built-in CartPole-v1. Exits 1 at the first failure, naming it.
+exception in a C++ step; the stream; ``TorchPoolEnv``; the Gymnasium vector
+env; and a C++ env (examples/cpp_env/my_cartpole.h) built by ``--cxx``
+through ``register_cpp_env``, stepping exactly like the built-in
+CartPole-v1. Exits 1 at the first failure, naming it.
 """
 
 from __future__ import annotations
