@@ -153,3 +153,12 @@ def test_the_full_view_is_fully_obs_wrappers():
 def test_bad_options_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message or "size"):
         torchpool.make(ENV_ID, num_envs=1, **kwargs)
+
+
+def test_the_side_by_side_bench_steps_minigrids_own_env_in_gymnasium():
+    """`python -m torchpool bench MiniGrid-...` times minigrid's env in SyncVectorEnv too: the runner imports
+    minigrid (which registers its ids) and keeps the image alone (its Text mission batches in no vector env)."""
+    from torchpool._side_by_side import run_gymnasium
+
+    result = run_gymnasium("MiniGrid-Empty-5x5-v0", num_envs=2, calls=5, warmup=1)
+    assert result.system == "gymnasium-sync" and result.steps_per_s > 0

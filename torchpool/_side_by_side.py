@@ -139,6 +139,12 @@ def run_gymnasium(env_id: str, num_envs: int, calls: int, vectorization: str = "
     """``make_kwargs`` go to ``gymnasium.make_vec`` (``wrappers=[...]`` for each env, or the env's own kwargs)."""
     import gymnasium
 
+    if env_id.startswith(("MiniGrid-", "BabyAI-")):
+        # minigrid registers its ids when imported; its mission is a Text space no vector env batches, so
+        # the image alone (ImgObsWrapper), as its users train on (an ImportError names minigrid)
+        from minigrid.wrappers import ImgObsWrapper
+
+        make_kwargs.setdefault("wrappers", [ImgObsWrapper])
     envs = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode=vectorization, **make_kwargs)
     space = envs.single_action_space
     n = int(space.n) if hasattr(space, "n") else None
