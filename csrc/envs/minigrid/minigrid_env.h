@@ -46,13 +46,13 @@ struct MiniGridModel {
   explicit MiniGridModel(const Config& config)
       : env_name(config.string("env_name")),
         shape(define_task(env_name, config)),
-        max_steps(static_cast<int>(config.integer("max_steps"))),
+        max_steps(int_kwarg(config, "max_steps")),
         see_through_walls(config.flag("see_through_walls")),
-        view_size(static_cast<int>(config.integer("agent_view_size"))),
+        view_size(int_kwarg(config, "agent_view_size")),
         image_only(config.flag("image_only")),
-        tile_size(static_cast<int>(config.integer("tile_size"))),
+        tile_size(int_kwarg(config, "tile_size")),
         highlight(config.flag("highlight")),
-        mission_bytes(static_cast<int>(config.integer("mission_bytes"))) {
+        mission_bytes(int_kwarg(config, "mission_bytes")) {
     if (mission_bytes < 0 || mission_bytes > 4096)
       throw std::invalid_argument("mission_bytes must be in [0, 4096], got " + std::to_string(mission_bytes));
     if (shape.width < 3 || shape.height < 3)  // Grid's own assertion
@@ -130,9 +130,7 @@ class MiniGrid {
  public:
   using Model = MiniGridModel;
   explicit MiniGrid(const Model& model)
-      : model_(model), task_(model.shape.make()), view_(model.view_size), mission_(model.mission_length()) {
-    world_.max_steps = model.max_steps;
-  }
+      : model_(model), task_(model.shape.make()), view_(model.view_size), mission_(model.mission_length()) {}
 
   // The core's seed + env_id, and reset(seed=...)'s: np_random = Generator(PCG64(SeedSequence(seed))).
   void reseed(uint64_t seed) { world_.rng = NumpyGenerator(seed); }

@@ -60,6 +60,17 @@ inline void start_agent(WorldState& w, Pos start, int dir) {
   }
 }
 
+// An int kwarg (the Config's are int64; every MiniGrid one is a size or a count).
+inline int int_kwarg(const Config& config, const char* name) { return static_cast<int>(config.integer(name)); }
+
+// An obj_type kwarg: the kind of object a task asks for (KeyCorridor's).
+inline uint8_t kind_kwarg(const std::string& name) {
+  if (name == "ball") return kBall;
+  if (name == "box") return kBox;
+  if (name == "key") return kKey;
+  throw std::invalid_argument("obj_type must be 'ball', 'box' or 'key', got '" + name + "'");
+}
+
 // A (x, y) kwarg; (-1, -1) stands for minigrid's None.
 inline Pos position_kwarg(const Config& config, const std::string& name) {
   const std::vector<double>& values = config.sequence(name);

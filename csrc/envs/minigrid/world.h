@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace torchpool::minigrid {
@@ -42,6 +44,12 @@ inline const char* type_name(uint8_t type) {
   static const char* const names[11] = {"unseen", "empty", "wall", "floor", "door", "key",
                                         "ball",   "box",   "goal", "lava",  "agent"};
   return names[type];
+}
+
+// COLOR_NAMES as a list, for the draws that take one (_rand_elem, _rand_subset).
+inline const std::vector<uint8_t>& color_names() {
+  static const std::vector<uint8_t> names(std::begin(kColorNames), std::end(kColorNames));
+  return names;
 }
 
 struct Obj {
@@ -87,6 +95,9 @@ struct Obj {
     }
   }
 };
+
+// "{colour} {type}", as the missions name an object.
+inline std::string describe(const Obj& obj) { return std::string(color_name(obj.color)) + " " + type_name(obj.type); }
 
 struct Pos {
   int x = -1, y = -1;

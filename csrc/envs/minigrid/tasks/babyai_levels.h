@@ -26,15 +26,6 @@ inline std::optional<uint8_t> color_kwarg(const std::string& name) {
   throw std::invalid_argument("unknown colour '" + name + "'");
 }
 
-inline uint8_t kind_kwarg(const std::string& name) {
-  if (name == "ball") return kBall;
-  if (name == "box") return kBox;
-  if (name == "key") return kKey;
-  throw std::invalid_argument("obj_type must be 'ball', 'box' or 'key', got '" + name + "'");
-}
-
-inline int int_kwarg(const Config& config, const char* name) { return static_cast<int>(config.integer(name)); }
-
 // A level's TaskShape: its grid, minigrid's 7 actions, and a factory.
 template <class Level, class... Args>
 TaskShape level_shape(int room_size, int num_rows, int num_cols, int mission_tokens, Args... args) {
@@ -291,7 +282,7 @@ class OpenDoor : public BabyAILevel {
 
  protected:
   void gen_mission(WorldState& w) override {
-    const std::vector<uint8_t> colors = w.rand_subset(all_colors(), 4);
+    const std::vector<uint8_t> colors = w.rand_subset(color_names(), 4);
     std::vector<Obj> doors;
     for (int k = 0; k < 4; ++k) doors.push_back(add_door(w, 1, 1, k, colors[k], false).door);
     SelectBy select_by = select_by_;
@@ -318,7 +309,7 @@ class OpenTwoDoors : public BabyAILevel {
 
  protected:
   void gen_mission(WorldState& w) override {
-    const std::vector<uint8_t> colors = w.rand_subset(all_colors(), 2);
+    const std::vector<uint8_t> colors = w.rand_subset(color_names(), 2);
     const Obj door1 = add_door(w, 1, 1, 2, first_.value_or(colors[0]), false).door;
     const Obj door2 = add_door(w, 1, 1, 0, second_.value_or(colors[1]), false).door;
     place_agent(w, 1, 1);
@@ -342,7 +333,7 @@ class OpenDoorsOrder : public BabyAILevel {
 
  protected:
   void gen_mission(WorldState& w) override {
-    const std::vector<uint8_t> colors = w.rand_subset(all_colors(), static_cast<size_t>(num_doors_));
+    const std::vector<uint8_t> colors = w.rand_subset(color_names(), static_cast<size_t>(num_doors_));
     std::vector<Obj> doors;
     for (int k = 0; k < num_doors_; ++k) doors.push_back(add_door(w, 1, 1, std::nullopt, colors[k], false).door);
     place_agent(w, 1, 1);
@@ -448,7 +439,7 @@ class Unlock : public GoToImpUnlock {
     add_key(w, door.door.color);
     if (w.rand_bool()) {  // no other door of the locked door's colour
       std::vector<uint8_t> colors;
-      for (uint8_t color : all_colors())
+      for (uint8_t color : color_names())
         if (color != door.door.color) colors.push_back(color);
       connect_all(w, colors);
     } else {
@@ -539,7 +530,7 @@ class UnlockToUnlock : public BabyAILevel {
 
  protected:
   void gen_mission(WorldState& w) override {
-    const std::vector<uint8_t> colors = w.rand_subset(all_colors(), 2);
+    const std::vector<uint8_t> colors = w.rand_subset(color_names(), 2);
     add_door(w, 0, 0, 0, colors[0], true);
     add_object(w, 2, 0, kKey, colors[0]);
     add_door(w, 1, 0, 0, colors[1], true);

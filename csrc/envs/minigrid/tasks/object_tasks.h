@@ -13,9 +13,6 @@
 
 namespace torchpool::minigrid {
 
-// "{colour} {type}", as the missions name an object.
-inline std::string describe(const Obj& obj) { return std::string(color_name(obj.color)) + " " + type_name(obj.type); }
-
 // GoToDoor's and GoToObject's rule: toggle ends the episode; done ends it, rewarded next to the target.
 inline StepOutcome go_to_step(WorldState& w, int action, Pos target) {
   StepOutcome outcome = w.base_step(action);
@@ -33,8 +30,8 @@ class FetchTask : public Task {
  public:
   explicit FetchTask(int num_objs) : num_objs_(num_objs) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
-    const int num_objs = static_cast<int>(config.integer("numObjs"));
+    const int size = int_kwarg(config, "size");
+    const int num_objs = int_kwarg(config, "numObjs");
     return {size, size, 7, [=] { return std::make_unique<FetchTask>(num_objs); }};
   }
   void gen_grid(WorldState& w) override {
@@ -69,7 +66,7 @@ class FetchTask : public Task {
 class GoToDoorTask : public Task {
  public:
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     if (size < 5) throw std::invalid_argument("GoToDoor's size must be at least 5, got " + std::to_string(size));
     return {size, size, 7, [] { return std::make_unique<GoToDoorTask>(); }};
   }
@@ -127,8 +124,8 @@ class GoToObjectTask : public Task {
  public:
   explicit GoToObjectTask(int num_objs) : num_objs_(num_objs) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
-    const int num_objs = static_cast<int>(config.integer("numObjs"));
+    const int size = int_kwarg(config, "size");
+    const int num_objs = int_kwarg(config, "numObjs");
     return {size, size, 7, [=] { return std::make_unique<GoToObjectTask>(num_objs); }};
   }
   void gen_grid(WorldState& w) override {
@@ -150,8 +147,8 @@ class PutNearTask : public Task {
  public:
   explicit PutNearTask(int num_objs) : num_objs_(num_objs) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
-    const int num_objs = static_cast<int>(config.integer("numObjs"));
+    const int size = int_kwarg(config, "size");
+    const int num_objs = int_kwarg(config, "numObjs");
     return {size, size, 7, [=] { return std::make_unique<PutNearTask>(num_objs); }};
   }
   void gen_grid(WorldState& w) override {
@@ -190,7 +187,7 @@ class RedBlueDoorsTask : public Task {
  public:
   explicit RedBlueDoorsTask(int size) : size_(size) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     return {2 * size, size, 7, [=] { return std::make_unique<RedBlueDoorsTask>(size); }};
   }
   void gen_grid(WorldState& w) override {

@@ -22,9 +22,9 @@ class EmptyTask : public Task {
  public:
   EmptyTask(Pos start, int start_dir) : start_(start), start_dir_(start_dir) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     const Pos start = position_kwarg(config, "agent_start_pos");
-    const int start_dir = static_cast<int>(config.integer("agent_start_dir"));
+    const int start_dir = int_kwarg(config, "agent_start_dir");
     return {size, size, 7, [=] { return std::make_unique<EmptyTask>(start, start_dir); }};
   }
   void gen_grid(WorldState& w) override {
@@ -43,7 +43,7 @@ class EmptyTask : public Task {
 class DoorKeyTask : public Task {
  public:
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     // The wall is drawn in [2, size - 2): minigrid's draw fails (low >= high) below 5.
     if (size < 5) throw std::invalid_argument("DoorKey's size must be at least 5, got " + std::to_string(size));
     return {size, size, 7, [] { return std::make_unique<DoorKeyTask>(); }};
@@ -67,9 +67,9 @@ class DistShiftTask : public Task {
   DistShiftTask(Pos start, int start_dir, int strip2_row)
       : start_(start), start_dir_(start_dir), strip2_row_(strip2_row) {}
   static TaskShape define(const Config& config) {
-    const int width = static_cast<int>(config.integer("width")), height = static_cast<int>(config.integer("height"));
+    const int width = int_kwarg(config, "width"), height = int_kwarg(config, "height");
     const Pos start = position_kwarg(config, "agent_start_pos");
-    const int start_dir = static_cast<int>(config.integer("agent_start_dir"));
+    const int start_dir = int_kwarg(config, "agent_start_dir");
     const int strip2_row = static_cast<int>(config.integer("strip2_row"));
     return {width, height, 7, [=] { return std::make_unique<DistShiftTask>(start, start_dir, strip2_row); }};
   }
@@ -94,7 +94,7 @@ class LavaGapTask : public Task {
  public:
   explicit LavaGapTask(Obj obstacle) : obstacle_(obstacle) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     const Obj obstacle = obstacle_kwarg(config);
     return {size, size, 7, [=] { return std::make_unique<LavaGapTask>(obstacle); }};
   }
@@ -119,8 +119,8 @@ class CrossingTask : public Task {
  public:
   CrossingTask(int num_crossings, Obj obstacle) : num_crossings_(num_crossings), obstacle_(obstacle) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
-    const int num_crossings = static_cast<int>(config.integer("num_crossings"));
+    const int size = int_kwarg(config, "size");
+    const int num_crossings = int_kwarg(config, "num_crossings");
     const Obj obstacle = obstacle_kwarg(config);
     if (size % 2 == 0) throw std::invalid_argument("a crossing's size must be odd, got " + std::to_string(size));
     return {size, size, 7, [=] { return std::make_unique<CrossingTask>(num_crossings, obstacle); }};

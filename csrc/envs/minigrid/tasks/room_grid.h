@@ -211,7 +211,7 @@ class RoomGridTask : public Task {
   // connect_all: unlocked doors of colours drawn from door_colors, on random walls, until every room is
   // reachable from the agent's (through doors of any state and openings). Rooms counted as locked get
   // no new door. The reference gives up after max_itrs tries with a RecursionError.
-  std::vector<PlacedDoor> connect_all(WorldState& w, const std::vector<uint8_t>& door_colors = all_colors(),
+  std::vector<PlacedDoor> connect_all(WorldState& w, const std::vector<uint8_t>& door_colors = color_names(),
                                       int max_itrs = 5000) {
     const int start = index_of(room_from_pos(w.agent));
     std::vector<PlacedDoor> added;
@@ -265,17 +265,6 @@ class RoomGridTask : public Task {
       outcome.terminated = true;
     }
     return outcome;
-  }
-
-  // COLOR_NAMES, in its (sorted) order.
-  static const std::vector<uint8_t>& all_colors() {
-    static const std::vector<uint8_t> colors(std::begin(kColorNames), std::end(kColorNames));
-    return colors;
-  }
-
-  // "{colour} {type}", as the missions name an object.
-  static std::string object_phrase(const Obj& obj) {
-    return std::string(color_name(obj.color)) + " " + type_name(obj.type);
   }
 
  private:

@@ -53,7 +53,7 @@ class UnlockPickupTask : public RoomGridTask {
     const PlacedDoor door = add_door(w, 0, 0, 0, std::nullopt, true);
     add_object(w, 0, 0, kKey, door.door.color);
     place_agent(w, 0, 0);
-    w.mission = "pick up the " + object_phrase(obj.obj);
+    w.mission = "pick up the " + describe(obj.obj);
   }
   StepOutcome step(WorldState& w, int action) override { return pick_up_target_step(w, action); }
 };
@@ -73,7 +73,7 @@ class BlockedUnlockPickupTask : public RoomGridTask {
     w.grid.set(door.pos.x - 1, door.pos.y, Obj::ball(color));
     add_object(w, 0, 0, kKey, door.door.color);
     place_agent(w, 0, 0);
-    w.mission = "pick up the " + object_phrase(obj.obj);
+    w.mission = "pick up the " + describe(obj.obj);
   }
   StepOutcome step(WorldState& w, int action) override { return pick_up_target_step(w, action); }
 };
@@ -83,9 +83,9 @@ class KeyCorridorTask : public RoomGridTask {
   KeyCorridorTask(int num_rows, uint8_t obj_type, int room_size)
       : RoomGridTask(room_size, num_rows, 3), obj_type_(obj_type) {}
   static TaskShape define(const Config& config) {
-    const int num_rows = static_cast<int>(config.integer("num_rows"));
+    const int num_rows = int_kwarg(config, "num_rows");
     const uint8_t obj_type = kind_kwarg(config.string("obj_type"));
-    const int room_size = static_cast<int>(config.integer("room_size"));
+    const int room_size = int_kwarg(config, "room_size");
     if (room_size < 3 || num_rows < 1)
       throw std::invalid_argument("KeyCorridor needs room_size >= 3 and num_rows >= 1");
     return {grid_side(room_size, 3), grid_side(room_size, num_rows), 7,
@@ -103,18 +103,11 @@ class KeyCorridorTask : public RoomGridTask {
     add_object(w, 0, key_row, kKey, door.door.color);
     place_agent(w, 1, num_rows() / 2);
     connect_all(w);
-    w.mission = "pick up the " + object_phrase(obj.obj);
+    w.mission = "pick up the " + describe(obj.obj);
   }
   StepOutcome step(WorldState& w, int action) override { return pick_up_target_step(w, action); }
 
  private:
-  static uint8_t kind_kwarg(const std::string& name) {
-    if (name == "ball") return kBall;
-    if (name == "box") return kBox;
-    if (name == "key") return kKey;
-    throw std::invalid_argument("obj_type must be 'ball', 'box' or 'key', got '" + name + "'");
-  }
-
   uint8_t obj_type_;
 };
 
@@ -125,7 +118,7 @@ class ObstructedMazeTask : public RoomGridTask {
   ObstructedMazeTask(int num_rows, int num_cols) : RoomGridTask(6, num_rows, num_cols) {}
   void gen_grid(WorldState& w) override {
     RoomGridTask::gen_grid(w);
-    door_colors_ = w.rand_subset(all_colors(), all_colors().size());
+    door_colors_ = w.rand_subset(color_names(), color_names().size());
     w.mission = std::string("pick up the ") + color_name(kBallToFind) + " ball";
   }
   StepOutcome step(WorldState& w, int action) override { return pick_up_target_step(w, action); }
@@ -236,7 +229,7 @@ class ObstructedMazeFullTask : public ObstructedMazeTask {
   static TaskShape define(const Config& config, bool v1) {
     const Pos agent_room = position_kwarg(config, "agent_room");
     const bool key_in_box = config.flag("key_in_box"), blocked = config.flag("blocked");
-    const int num_quarters = static_cast<int>(config.integer("num_quarters"));
+    const int num_quarters = int_kwarg(config, "num_quarters");
     config.integer("num_rooms_visited");  // only the step limit's (the registration's max_steps)
     if (agent_room.x < 0 || agent_room.y < 0 || agent_room.x > 2 || agent_room.y > 2)
       throw std::invalid_argument("agent_room must be a room (column, row) of the 3x3 maze");

@@ -15,19 +15,15 @@
 
 namespace torchpool::minigrid {
 
-// _rand_elem(sorted(colours)) over the colour names left: kColorNames is already sorted, so drawing
-// an index into what is left of it in order is the reference's draw.
-inline std::vector<uint8_t> sorted_color_names() { return {std::begin(kColorNames), std::end(kColorNames)}; }
-
 class MultiRoomTask : public Task {
  public:
   MultiRoomTask(int min_rooms, int max_rooms, int max_room_size)
       : min_rooms_(min_rooms), max_rooms_(max_rooms), max_room_size_(max_room_size) {}
   static TaskShape define(const Config& config) {
-    const int min_rooms = static_cast<int>(config.integer("minNumRooms"));
-    const int max_rooms = static_cast<int>(config.integer("maxNumRooms"));
-    const int max_room_size = static_cast<int>(config.integer("maxRoomSize"));
-    const int width = static_cast<int>(config.integer("width")), height = static_cast<int>(config.integer("height"));
+    const int min_rooms = int_kwarg(config, "minNumRooms");
+    const int max_rooms = int_kwarg(config, "maxNumRooms");
+    const int max_room_size = int_kwarg(config, "maxRoomSize");
+    const int width = int_kwarg(config, "width"), height = int_kwarg(config, "height");
     if (min_rooms < 1 || max_rooms < min_rooms)
       throw std::invalid_argument("multiroom needs 0 < minNumRooms <= maxNumRooms");
     if (max_room_size < 4) throw std::invalid_argument("multiroom's maxRoomSize must be at least 4");
@@ -152,7 +148,7 @@ class MultiRoomTask : public Task {
 class LockedRoomTask : public Task {
  public:
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     // Below 10 the bottom rooms' doors fall outside the grid (the reference fails there too).
     if (size < 10) throw std::invalid_argument("lockedroom's size must be at least 10, got " + std::to_string(size));
     return {size, size, 7, [] { return std::make_unique<LockedRoomTask>(); }};
@@ -177,7 +173,8 @@ class LockedRoomTask : public Task {
     const int locked = w.rand_int(0, static_cast<int>(rooms.size()));
     const Pos goal = rand_pos(w, rooms[locked]);
     w.grid.set(goal.x, goal.y, Obj::goal());
-    std::vector<uint8_t> colors = sorted_color_names();
+    // _rand_elem(sorted(colours left)): color_names() is sorted, and erasing keeps what is left in order.
+    std::vector<uint8_t> colors = color_names();
     for (size_t i = 0; i < rooms.size(); ++i) {
       const size_t index = static_cast<size_t>(w.rand_int(0, static_cast<int>(colors.size())));
       rooms[i].color = colors[index];
@@ -246,7 +243,7 @@ class MemoryTask : public Task {
  public:
   explicit MemoryTask(bool random_length) : random_length_(random_length) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     const bool random_length = config.flag("random_length");
     if (size < 7 || size % 2 == 0)
       throw std::invalid_argument("memory's size must be odd and at least 7, got " + std::to_string(size));
@@ -307,10 +304,10 @@ class DynamicObstaclesTask : public Task {
   DynamicObstaclesTask(Pos start, int start_dir, int num_obstacles)
       : start_(start), start_dir_(start_dir), num_obstacles_(num_obstacles) {}
   static TaskShape define(const Config& config) {
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     const Pos start = position_kwarg(config, "agent_start_pos");
-    const int start_dir = static_cast<int>(config.integer("agent_start_dir"));
-    int num_obstacles = static_cast<int>(config.integer("n_obstacles"));
+    const int start_dir = int_kwarg(config, "agent_start_dir");
+    int num_obstacles = int_kwarg(config, "n_obstacles");
     // The reference's cap: `n <= size / 2 + 1` in floats, else int(size / 2).
     if (2 * num_obstacles > size + 2) num_obstacles = size / 2;
     return {size, size, 3, [=] { return std::make_unique<DynamicObstaclesTask>(start, start_dir, num_obstacles); }};

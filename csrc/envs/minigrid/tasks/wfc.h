@@ -30,7 +30,7 @@ class WfcTask : public Task {
       throw std::invalid_argument("wfc_config must be one of minigrid's registered presets (" + names + "), got '" +
                                   preset + "'");
     }
-    const int size = static_cast<int>(config.integer("size"));
+    const int size = int_kwarg(config, "size");
     if (size < 3) throw std::invalid_argument("Grid size must be at least 3 (currently " + std::to_string(size) + ")");
     const bool ensure_connected = config.flag("ensure_connected");
     return {size, size, 7, [=] { return std::make_unique<WfcTask>(*catalog, ensure_connected); }};
