@@ -14,38 +14,16 @@ no time limit of its own: ``pool.max_episode_steps`` is 0).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from .. import registry
-from ..registry import Kwarg, _Checked
-from .minigrid import MODULE, _register
-
-
-class StrOrNone(metaclass=_Checked):
-    """A string, or None (the level draws it)."""
-
-    @staticmethod
-    def accepts(value: Any) -> bool:
-        return value is None or isinstance(value, str)
+from ..registry import Kwarg
+from .minigrid import StrOrNone, _register
 
 
 def _level(env_id: str, env_name: str, max_steps: Callable[[dict[str, Any]], int], **task: Kwarg) -> None:
-    """minigrid.py's _register (BabyAI levels see no further than walls), with a colour or selection left
-    None reaching the C++ as ""."""
+    """minigrid.py's _register: BabyAI levels see no further than walls."""
     _register(env_id, env_name, max_steps, False, **task)
-    entry = registry._REGISTRY[env_id]
-    prepare = entry.prepare
-
-    def prepare_none_strings(kwargs: dict[str, Any]) -> dict[str, Any]:
-        prepared = prepare(kwargs)
-        return {name: "" if value is None and name in _NONE_STRINGS else value for name, value in prepared.items()}
-
-    MODULE.register(dataclasses.replace(entry, prepare=prepare_none_strings), replace=True)
-
-
-_NONE_STRINGS = {"select_by", "first_color", "second_color"}
 
 
 def _navs(navs: int, rows: int = 1, cols: int = 1, size: int | None = None) -> Callable[[dict[str, Any]], int]:

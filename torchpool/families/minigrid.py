@@ -36,6 +36,18 @@ class IntOrNone(metaclass=_Checked):
         return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
+class StrOrNone(metaclass=_Checked):
+    """A string, or None (the env draws it: a BabyAI level's colour or selection)."""
+
+    @staticmethod
+    def accepts(value: Any) -> bool:
+        return value is None or isinstance(value, str)
+
+
+# What a None of each "or None" kwarg type reaches the C++ as.
+_NONE_AS = {CellOrNone: (-1, -1), StrOrNone: ""}
+
+
 def vocabulary() -> tuple[str, ...]:
     """The mission's words by token (0 is the padding); a token keeps its word across versions."""
     return MODULE.load().vocabulary
@@ -64,22 +76,19 @@ _COMMON = {
 }
 
 
-def _prepare(env_name: str, max_steps: Callable[[dict[str, Any]], int]) -> Any:
+def _prepare(env_name: str, max_steps: Callable[[dict[str, Any]], int], declared: dict[str, Kwarg]) -> Any:
     def prepare(kwargs: dict[str, Any]) -> dict[str, Any]:
         prepared = {"env_name": env_name}
         if kwargs["max_steps"] is None:  # the class's default, from its sizes as given
             kwargs = {**kwargs, "max_steps": max_steps(kwargs)}
         for name, value in kwargs.items():
-            if isinstance(value, (tuple, list)) or (value is None and name in _CELL_KWARGS):
-                prepared[name] = (-1, -1) if value is None else tuple(value)
+            if value is None and declared[name].type in _NONE_AS:
+                prepared[name] = _NONE_AS[declared[name].type]
             else:
-                prepared[name] = value
+                prepared[name] = tuple(value) if isinstance(value, (tuple, list)) else value
         return prepared
 
     return prepare
-
-
-_CELL_KWARGS = {"agent_start_pos", "agent_pos", "goal_pos", "agent_room"}
 
 
 def _register(env_id: str, env_name: str, max_steps: Callable[[dict[str, Any]], int], see_through_walls: bool,
@@ -92,7 +101,7 @@ def _register(env_id: str, env_name: str, max_steps: Callable[[dict[str, Any]], 
         **_COMMON,
     }
     MODULE.register(EnvEntry(env_id, "MiniGrid", kwargs, observation="image", reference=env_id,
-                             prepare=_prepare(env_name, max_steps)))
+                             prepare=_prepare(env_name, max_steps, kwargs)))
 
 
 def _size(size: int) -> Kwarg:
