@@ -14,14 +14,13 @@ from __future__ import annotations
 import functools
 import os
 import signal
-import socket
-import subprocess
 import sys
 import textwrap
 import time
 
 import pytest
 import torch
+from distributed_script import run_watched
 from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModule
 from torch import nn
@@ -364,12 +363,6 @@ def session_processes(sid: int) -> dict[int, str]:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("localhost", 0))
-        return sock.getsockname()[1]
-
-
 def test_distributed_collector_two_collectors_over_gloo(tmp_path):
     """DistributedCollector (launcher="mp", gloo), 2 collectors: every frame, seeds apart, weights reach both.
 
@@ -378,18 +371,8 @@ def test_distributed_collector_two_collectors_over_gloo(tmp_path):
     each batch's logits are the weights the learner held when it asked for
     that batch; and the launcher leaves no child process.
     """
-    # torch.distributed's rendezvous waits ~forever (torchrl sets a 1000-day timeout): the collector
-    # runs in its own session, killed whole if it overruns.
     out = tmp_path / "out.pt"
-    process = subprocess.Popen([sys.executable, "-c", DISTRIBUTED_SCRIPT, str(free_port()), str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=90)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        pytest.fail(f"DistributedCollector did not finish within 90 s:\n{output[-3000:]}")
-    assert process.returncode == 0, f"DistributedCollector failed:\n{output[-3000:]}"
+    process = run_watched(DISTRIBUTED_SCRIPT, out)
     # The launcher's children exit after the main process: give them a few seconds, then name any left.
     deadline, left = time.monotonic() + 15, session_processes(process.pid)
     while left and time.monotonic() < deadline:

@@ -11,16 +11,12 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-import os
 import pickle
-import signal
-import socket
-import subprocess
-import sys
 import textwrap
 
 import pytest
 import torch
+from distributed_script import run_watched
 from packaging.version import Version
 from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModule
@@ -608,26 +604,10 @@ DISTRIBUTED_SCRIPT = textwrap.dedent("""
 """)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("localhost", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.slow
 def test_distributed_collector_over_loopback(tmp_path):
-    # torch.distributed's rendezvous waits ~forever (torchrl sets a 1000-day
-    # timeout), so the collector runs in its own session, killed if it overruns.
     out = tmp_path / "batches.pt"
-    process = subprocess.Popen([sys.executable, "-c", DISTRIBUTED_SCRIPT, str(free_port()), str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=90)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        pytest.fail(f"DistributedCollector did not finish within 90 s:\n{output[-3000:]}")
-    assert process.returncode == 0, f"DistributedCollector failed:\n{output[-3000:]}"
+    run_watched(DISTRIBUTED_SCRIPT, out)
     batches = torch.load(out, weights_only=False)
     assert batches.shape == (3, 4, 16)
     assert check_transitions(batches, reward_per_step=1.0) > 0
