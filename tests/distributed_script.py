@@ -2,7 +2,7 @@
 watchdog: its rendezvous waits ~forever (torchrl sets a 1000-day timeout), so an overrun kills the whole session.
 Used by tests/test_torchrl.py and tests/test_distributed.py.
 
-    process = run_watched(SCRIPT, out_path)   # the script gets a free port and out_path as argv[1:]
+    process = run_watched(SCRIPT, out_path)   # the script gets a free port and out_path as argv[1:], in its folder
 """
 
 from __future__ import annotations
@@ -25,11 +25,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_watched(script: str, out: Path) -> subprocess.Popen:
-    """Runs ``script`` (``python -c``) with a free port and ``out``; fails the test, naming the output's tail,
-    if it overruns TIMEOUT_S or exits non-zero. Returns the finished process (its pid is its session's id)."""
-    process = subprocess.Popen([sys.executable, "-c", script, str(free_port()), str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+def run_watched(script: str, out: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Runs ``script`` (``python -c``) with a free port, ``out`` and ``args``, in ``out``'s folder, with ``env``
+    added to the environment; fails the test, naming the output's tail, if it overruns TIMEOUT_S or exits
+    non-zero. Returns the finished process (its pid is its session's id)."""
+    process = subprocess.Popen([sys.executable, "-c", script, str(free_port()), str(out), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                               cwd=Path(out).parent, env={**os.environ, **(env or {})})
     try:
         output, _ = process.communicate(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:

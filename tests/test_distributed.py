@@ -19,6 +19,7 @@ import textwrap
 import time
 
 import pytest
+import slurm_cluster
 import torch
 from distributed_script import run_watched
 from tensordict import TensorDictBase
@@ -323,7 +324,10 @@ DISTRIBUTED_SCRIPT = textwrap.dedent("""
     from torchpool import TorchPoolEnv
 
     if __name__ == "__main__":
-        port, out = int(sys.argv[1]), sys.argv[2]
+        port, out, launcher = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        # submitit: each collector an sbatch job of one CPU on the test's partition (tests/slurm_cluster.py);
+        # submitit's folder, "log_test", lands in the current folder (the test's).
+        slurm = {"slurm_partition": "test", "slurm_cpus_per_task": 1, "timeout_min": 5}
         torch.manual_seed(0)
         actor = ProbabilisticActor(
             TensorDictModule(nn.Linear(4, 2), in_keys=["observation"], out_keys=["logits"]),
@@ -331,7 +335,8 @@ DISTRIBUTED_SCRIPT = textwrap.dedent("""
         # Seeds apart by collector index, not by node: collector k's envs are 100 + 4k ... 100 + 4k + 3.
         makes = [functools.partial(TorchPoolEnv, "CartPole-v1", 4, seed=100 + 4 * k, num_threads=1) for k in range(2)]
         collector = DistributedCollector(makes, actor, frames_per_batch=2 * 4 * 8, total_frames=2 * 4 * 8 * 4,
-                                         launcher="mp", backend="gloo", tcp_port=port, sync=True)
+                                         launcher=launcher, backend="gloo", tcp_port=port, sync=True,
+                                         slurm_kwargs=slurm)
         batches, weights = [], []
         for batch in collector:
             batches.append(batch.clone())
@@ -341,7 +346,8 @@ DISTRIBUTED_SCRIPT = textwrap.dedent("""
             collector.update_policy_weights_()
         collector.shutdown()
         torch.save({"batches": torch.stack(batches), "weights": torch.stack(weights),
-                    "bias": actor.module[0].module.bias.detach()}, out)
+                    "bias": actor.module[0].module.bias.detach(),
+                    "jobs": [str(getattr(job, "job_id", "")) for job in collector.jobs]}, out)
         print("collected", len(batches), "batches", flush=True)
 """)
 
@@ -363,25 +369,52 @@ def session_processes(sid: int) -> dict[int, str]:
     return found
 
 
-def test_distributed_collector_two_collectors_over_gloo(tmp_path):
-    """DistributedCollector (launcher="mp", gloo), 2 collectors: every frame, seeds apart, weights reach both.
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """A one-node SLURM cluster (tests/slurm_cluster.py) for the file's submitit test; its SLURM_CONF."""
+    absent = slurm_cluster.missing()
+    if absent:
+        message = (f"no SLURM here ({', '.join(absent)} missing: apt install slurmctld slurmd slurm-client munge)")
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            pytest.fail(message)  # CI installs them: there the SLURM recipe must be tested
+        pytest.skip(message)
+    with slurm_cluster.slurm_cluster(tmp_path_factory.mktemp("slurm")) as environment:
+        yield environment
+
+
+def wait_until_empty(list_left, what: str, timeout_s: float = 15) -> None:
+    """Fails naming what ``list_left()`` still lists after ``timeout_s``."""
+    deadline, left = time.monotonic() + timeout_s, list_left()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = list_left()
+    assert not left, f"{what}: {left}"
+
+
+@pytest.mark.parametrize("launcher", ["mp", "submitit"])
+def test_distributed_collector_two_collectors_over_gloo(tmp_path, request, launcher):
+    """DistributedCollector (gloo), 2 collectors: every frame, seeds apart, weights reach both; launched by
+    torchrl's mp launcher, and by submitit as two SLURM jobs on a one-node SLURM cluster (the SLURM recipe of
+    docs/distributed.md).
 
     Proves: 4 sync batches of [2 collectors, 4 envs, 8] = total_frames; each collector's frames chain;
     collector k's first observations are a local ``Pool(seed=100 + 4k)``'s;
     each batch's logits are the weights the learner held when it asked for
-    that batch; and the launcher leaves no child process.
+    that batch; and the launcher leaves no child process (mp) or no job queued or running (SLURM).
     """
+    environment = request.getfixturevalue("slurm") if launcher == "submitit" else {}
     out = tmp_path / "out.pt"
-    process = run_watched(DISTRIBUTED_SCRIPT, out)
-    # The launcher's children exit after the main process: give them a few seconds, then name any left.
-    deadline, left = time.monotonic() + 15, session_processes(process.pid)
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = session_processes(process.pid)
-    if left:
-        os.killpg(process.pid, signal.SIGKILL)
-    assert not left, f"the mp launcher left processes of its session behind: {left}"
+    process = run_watched(DISTRIBUTED_SCRIPT, out, launcher, env=environment)
+    try:
+        # The launcher's children exit after the main process: give them a few seconds, then name any left.
+        wait_until_empty(lambda: session_processes(process.pid), f"the {launcher} launcher left processes behind")
+    finally:
+        if session_processes(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
     saved = torch.load(out, weights_only=False)
+    if launcher == "submitit":
+        assert len(saved["jobs"]) == 2 and all(job.isdigit() for job in saved["jobs"]), saved["jobs"]
+        wait_until_empty(lambda: slurm_cluster.jobs(environment), "SLURM jobs left after shutdown()")
     batches = saved["batches"]
     assert batches.numel() == 2 * 4 * 8 * 4
     # DistributedCollector's sync batch stacks the collectors: [collector, env, T].
