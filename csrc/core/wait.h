@@ -60,6 +60,20 @@ struct SpinPolicy {
   int32_t polls = 2000;  // ~ tens of microseconds of _mm_pause
 };
 
+// NOTE [Re-checks after the announcement]. A sleeper announces itself (a
+// seq_cst store or RMW), looks at its condition once more, and sleeps only if
+// it still does not hold; the other side changes the condition (seq_cst) and
+// then reads the announcement (seq_cst). That is the store-buffering shape:
+// the C++ model forbids "both miss" only when all four accesses are seq_cst,
+// so the sleeper's second look is a seq_cst load of the very word the other
+// side changes. A relaxed or acquire second look may read a stale value on
+// AArch64 (a plain or acquire load may be satisfied before the earlier
+// store-release is visible) though never on x86 (locked RMWs and xchg stores
+// drain the store buffer); the futex's own compare in the kernel, after a
+// full barrier, would still catch it, but the C++ argument should stand on
+// its own. On x86 a seq_cst load is a plain mov, on AArch64 the same LDAR an
+// acquire load is. docs/memory_ordering.md has the review and the litmus runs.
+//
 // A counting semaphore whose waiters spin before they sleep. Releases skip the
 // wake-up syscall when nobody sleeps, so the fast path is two atomics.
 class Semaphore {
@@ -74,8 +88,9 @@ class Semaphore {
     if (wake && sleepers_.load(std::memory_order_seq_cst) > 0) wake_sleepers(count_, n);
   }
 
-  bool try_acquire() {
-    int32_t current = count_.load(std::memory_order_relaxed);
+  // `look`: the order of the first look at the count (NOTE [Re-checks after the announcement]).
+  bool try_acquire(std::memory_order look = std::memory_order_relaxed) {
+    int32_t current = count_.load(look);
     while (current > 0) {
       // acquire: what the producer wrote before release() is visible after.
       if (count_.compare_exchange_weak(current, current - 1, std::memory_order_acquire, std::memory_order_relaxed))
@@ -93,7 +108,7 @@ class Semaphore {
     }
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     while (true) {
-      if (try_acquire()) break;
+      if (try_acquire(std::memory_order_seq_cst)) break;
       if (should_stop()) {
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
         return false;

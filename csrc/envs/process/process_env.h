@@ -224,7 +224,8 @@ class ProcessEnv {
     while (!answered()) {
       const uint32_t seen = control_->done.load(std::memory_order_relaxed);
       control_->waiting.store(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
-      if (answered()) break;
+      // seq_cst, as the worker's store of `done` (NOTE [Re-checks after the announcement], wait.h).
+      if (control_->done.load(std::memory_order_seq_cst) == request_) break;
       futex_wait(control_->done, seen, kLivenessCheckUs);
       if (answered()) break;
       check_worker_alive();

@@ -101,11 +101,12 @@ inline constexpr int64_t kInterruptGraceUs = 1000000;
 // keyed by their page, not by the address, so the two processes wait and wake
 // through their own mappings (no FUTEX_PRIVATE_FLAG). The lost-wake-up race is
 // closed the usual way: the sleeper announces itself (waiting/sleeping = 1,
-// a seq_cst store), re-checks its condition, and only then sleeps on a word
-// whose value it read before the re-check; the other side changes that word
-// (seq_cst) and then reads the announcement (seq_cst), waking only if the
-// sleeper announced itself. With all four operations in one total order, at
-// least one side sees the other's write. So a wake costs a syscall only when
+// a seq_cst store), looks again at the word the other side changes (`done`,
+// the doorbell; a seq_cst load), and only then sleeps on that word with the
+// value it read before; the other side changes that word (seq_cst) and then
+// reads the announcement (seq_cst), waking only if the sleeper announced
+// itself. With all four operations in one total order, at least one side sees
+// the other's write (NOTE [Re-checks after the announcement], core/wait.h). So a wake costs a syscall only when
 // someone really sleeps; the sleeper alone clears its announcement.
 //
 // NOTE [Yielding spins]. Before it sleeps, each side polls with

@@ -58,10 +58,12 @@ class WorkerChannel {
         continue;
       }
       worker_->sleeping.store(1, std::memory_order_seq_cst);  // NOTE [Sleeping across processes]
-      const int64_t late = scan(out);
-      if (late > 0) {
+      // The second look reads the doorbell itself, seq_cst: the word the parent bumps (seq_cst, after its
+      // request's release store) before it reads `sleeping` (NOTE [Re-checks after the announcement]).
+      if (doorbell.load(std::memory_order_seq_cst) != rung) {
         worker_->sleeping.store(0, std::memory_order_relaxed);
-        return late;
+        polls = 0;
+        continue;
       }
       futex_wait(doorbell, rung, kParentCheckUs);
       worker_->sleeping.store(0, std::memory_order_relaxed);
