@@ -15,16 +15,15 @@ actions (test_dmc_mean_returns_match_dm_control).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from side_venv import side_python
 
 import torchpool
 from torchpool.families import dmc
@@ -80,48 +79,8 @@ def escape_terrain(bumps: np.ndarray, resolution: int = 201) -> np.ndarray:
 
 
 def _reference_python() -> str:
-    named = os.environ.get("TORCHPOOL_DMC_REFERENCE")
-    if named:
-        return named
-    python = REFERENCE_VENV / "bin" / "python"
-    check = [str(python), "-c", "import dm_control.suite"]
-    REFERENCE_VENV.parent.mkdir(parents=True, exist_ok=True)
-    # One maker at a time: pytest-xdist's workers (and concurrent runs) share the folder.
-    with open(REFERENCE_VENV.with_name(REFERENCE_VENV.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
-            return str(python)
-        made = subprocess.run([sys.executable, "-m", "venv", "--clear", str(REFERENCE_VENV)], capture_output=True,
-                              text=True)
-        if made.returncode == 0:
-            made = subprocess.run([str(python), "-m", "pip", "install", "-q", *REFERENCE_PACKAGES],
-                                  capture_output=True, text=True, timeout=900)
-    if made.returncode != 0 or subprocess.run(check, capture_output=True).returncode != 0:
-        message = f"no dm_control reference environment ({' '.join(REFERENCE_PACKAGES)}): {made.stderr[-500:]}"
-        # CI must run these tests: there a reference that cannot be made fails them; elsewhere (offline) they skip.
-        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return str(python)
-
-
-@pytest.mark.parametrize("ci,outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)],
-                         ids=["in-ci-fails", "elsewhere-skips"])
-def test_dmc_reference_that_cannot_be_made_fails_the_parity_tests_in_ci(monkeypatch, tmp_path, ci, outcome):
-    """CI (CI=true) must run the parity tests: a reference environment that cannot be made (no network, a
-    broken index) fails them there, and only skips them elsewhere."""
-    monkeypatch.delenv("TORCHPOOL_DMC_REFERENCE", raising=False)
-    monkeypatch.setenv("CI", ci)
-    monkeypatch.setattr(sys.modules[__name__], "REFERENCE_VENV", tmp_path / "reference")
-    monkeypatch.setattr(subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 1, "", "offline"))
-    try:
-        _reference_python()
-        raised = None
-    except (pytest.fail.Exception, pytest.skip.Exception) as stopped:  # caught here, so a skip cannot pass
-        raised = stopped
-    assert isinstance(raised, outcome), (
-        f"CI={ci!r}: without a reference the parity tests are {type(raised).__name__}, not {outcome.__name__}")
-    assert "no dm_control reference environment" in str(raised)
+    return os.environ.get("TORCHPOOL_DMC_REFERENCE") or side_python(
+        REFERENCE_VENV, REFERENCE_PACKAGES, "import dm_control.suite", "no dm_control reference environment")
 
 
 class Reference:

@@ -16,7 +16,6 @@ process outlives ``ray.shutdown()``. About 30 s on 2 cores once the venv exists 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import statistics
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from side_venv import side_python
 
 import torchpool
 import torchpool._core
@@ -85,49 +85,13 @@ def _rllib_python() -> str:
     named = os.environ.get("TORCHPOOL_RLLIB_PYTHON")
     if named:
         return named  # used as it is: it must import this torchpool itself (test_rllib_runs_the_torchpool_under_test)
-    python = RLLIB_VENV / "bin" / "python"
-    check = [str(python), "-c", "import ray.rllib, torch, gymnasium"]
-    RLLIB_VENV.parent.mkdir(parents=True, exist_ok=True)
-    # One maker at a time: pytest-xdist's workers (and concurrent runs) share the folder.
-    with open(RLLIB_VENV.with_name(RLLIB_VENV.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        made = subprocess.CompletedProcess(check, 0, "", "")
-        if not (python.exists() and subprocess.run(check, capture_output=True).returncode == 0):
-            made = subprocess.run([sys.executable, "-m", "venv", "--clear", str(RLLIB_VENV)], capture_output=True,
-                                  text=True)
-            if made.returncode == 0:
-                made = subprocess.run([str(python), "-m", "pip", "install", "-q", *RLLIB_PACKAGES,
-                                       *_runtime_requirements()], capture_output=True, text=True, timeout=900)
-        if made.returncode == 0 and subprocess.run(check, capture_output=True).returncode == 0:
-            # Every time: the venv follows the torchpool under test (another checkout, a rebuilt install).
-            site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  capture_output=True, text=True, check=True).stdout.strip()
-            Path(site, "_torchpool_under_test.pth").write_text(_torchpool_pth())
-            return str(python)
-    message = f"no RLlib environment ({' '.join(RLLIB_PACKAGES)}): {made.stderr[-500:]}"
-    # CI must run these tests: there an environment that cannot be made fails them; elsewhere (offline) they skip.
-    if os.environ.get("CI", "").lower() not in ("", "0", "false"):
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-@pytest.mark.parametrize("ci,outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)],
-                         ids=["in-ci-fails", "elsewhere-skips"])
-def test_rllib_environment_that_cannot_be_made_fails_the_tests_in_ci(monkeypatch, tmp_path, ci, outcome):
-    """CI (CI=true) must run the RLlib tests: an environment that cannot be made (no network, a broken
-    index) fails them there, and only skips them elsewhere."""
-    monkeypatch.delenv("TORCHPOOL_RLLIB_PYTHON", raising=False)
-    monkeypatch.setenv("CI", ci)
-    monkeypatch.setattr(sys.modules[__name__], "RLLIB_VENV", tmp_path / "rllib")
-    monkeypatch.setattr(subprocess, "run", lambda command, **_: subprocess.CompletedProcess(command, 1, "", "offline"))
-    try:
-        _rllib_python()
-        raised = None
-    except (pytest.fail.Exception, pytest.skip.Exception) as stopped:  # caught here, so a skip cannot pass
-        raised = stopped
-    assert isinstance(raised, outcome), (
-        f"CI={ci!r}: without an RLlib environment the tests are {type(raised).__name__}, not {outcome.__name__}")
-    assert "no RLlib environment" in str(raised)
+    python = side_python(RLLIB_VENV, [*RLLIB_PACKAGES, *_runtime_requirements()], "import ray.rllib, torch, gymnasium",
+                         "no RLlib environment")
+    # Every time: the venv follows the torchpool under test (another checkout, a rebuilt install).
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "_torchpool_under_test.pth").write_text(_torchpool_pth())
+    return python
 
 
 def test_runtime_requirements_leave_out_the_extras():
