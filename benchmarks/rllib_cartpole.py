@@ -19,12 +19,17 @@ network sharing its layers with the value function), ``--num-env-runners`` env r
 default) against ``torchpool.rllib.VectorEnv`` with ``"vector_entry_point"`` (one pool of one thread per
 runner). Stops when ``env_runners/episode_return_mean`` (RLlib's: the mean over runners of each runner's
 last 50 episodes) reaches ``--target``, or after ``--max-iterations``. Sampling rate: env steps sampled
-over the time the algorithm waited for them (``timers/env_runner_sampling_timer``), summed over iterations.
+over the time the algorithm waited for them, summed over iterations: the wall time of each call of PPO's
+``synchronous_parallel_sample`` (the block ``timers/env_runner_sampling_timer`` times), measured here.
+Not RLlib's ``env_runner_sampling_timer`` itself: that is an EMA (coefficient 0.01) started at the first
+iteration's value, so after 20 iterations it is still about 80% the first sample (cold, and one draw of
+a noisy machine's load). benchmarks/rllib_sampling.py times one env runner's ``sample()`` A/B.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -37,7 +42,8 @@ ENV_PATHS = ("torchpool", "gymnasium")
 
 
 def train(env_path: str, args: argparse.Namespace) -> dict:
-    """One PPO run in this (RLlib's) Python: per iteration (env steps, wall s, mean return, sampling s)."""
+    """One PPO run in this (RLlib's) Python: per iteration (env steps, wall s, mean return, sampling s, env steps
+    sampled, RLlib's env_runner_sampling_timer EMA)."""
     import gymnasium
     import ray
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -45,6 +51,18 @@ def train(env_path: str, args: argparse.Namespace) -> dict:
 
     import torchpool.rllib
 
+    sampling_s: list[float] = []
+    ppo_module = importlib.import_module("ray.rllib.algorithms.ppo.ppo")
+    sample = ppo_module.synchronous_parallel_sample
+
+    def timed_sample(*args, **kwargs):  # what PPO.training_step times as env_runner_sampling_timer
+        started = time.perf_counter()
+        try:
+            return sample(*args, **kwargs)
+        finally:
+            sampling_s.append(time.perf_counter() - started)
+
+    ppo_module.synchronous_parallel_sample = timed_sample
     ray.init(address="local", num_cpus=args.num_env_runners, include_dashboard=False, log_to_driver=False)
     config = PPOConfig()
     if env_path == "torchpool":
@@ -67,10 +85,11 @@ def train(env_path: str, args: argparse.Namespace) -> dict:
     for _ in range(args.max_iterations):
         result = algo.train()
         runners = result["env_runners"]
-        sampling = result.get("timers", {}).get("env_runner_sampling_timer", float("nan"))
+        sampling, ema = sum(sampling_s), result.get("timers", {}).get("env_runner_sampling_timer", float("nan"))
+        sampling_s.clear()
         curve.append((int(runners["num_env_steps_sampled_lifetime"]), time.perf_counter() - started,
-                      float(runners.get("episode_return_mean", float("nan"))), float(sampling),
-                      int(runners["num_env_steps_sampled"])))
+                      float(runners.get("episode_return_mean", float("nan"))), sampling,
+                      int(runners["num_env_steps_sampled"]), float(ema)))
         print(f"{env_path:>9} iteration {len(curve):3d}: {curve[-1][0]:7d} env steps, {curve[-1][1]:6.1f} s, "
               f"return {curve[-1][2]:6.1f}", file=sys.stderr, flush=True)
         if curve[-1][2] >= args.target:
@@ -139,7 +158,7 @@ def main() -> None:
     columns = ["env path", "reached", "iterations", "env steps", "train s", "process s", "sampling steps/s"]
     rows = []
     for run in runs:
-        steps, seconds, ret, _, _ = run["curve"][-1]
+        steps, seconds, ret, *_ = run["curve"][-1]
         sampled = sum(c[4] for c in run["curve"])
         sampling_s = sum(c[3] for c in run["curve"])
         run["sampling_steps_per_s"] = sampled / sampling_s

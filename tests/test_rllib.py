@@ -235,3 +235,45 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_outputs_are_arrays_of_their_own_with_the_pools_values():
+    """RLlib keeps each observation row in its episode: torchpool.rllib.VectorEnv hands it copies (arrays that
+    own their data), not views of the pool's output ring, with the values torchpool.gym.VectorEnv gives for
+    the same seeds (env i of reset(seed=s): s * num_envs + i) and actions; the config's keywords reach the pool."""
+    import numpy as np
+
+    import torchpool.gym
+    import torchpool.rllib
+
+    num_envs, seed = 4, 3
+    env = torchpool.rllib.VectorEnv({"env_id": "CartPole-v1", "num_envs": num_envs, "max_episode_steps": 20})
+    reference = torchpool.gym.VectorEnv("CartPole-v1", num_envs=num_envs, max_episode_steps=20)
+    rng = np.random.default_rng(0)
+    try:
+        observation, _ = env.reset(seed=seed)
+        expected, _ = reference.reset(seed=[seed * num_envs + i for i in range(num_envs)])
+        kept, truncations = [(observation, expected.copy())], 0
+        for _ in range(100):
+            actions = rng.integers(0, 2, num_envs)
+            outputs, wanted = env.step(actions), reference.step(actions)
+            for got, want in zip(outputs[:4], wanted[:4]):
+                assert got.flags.owndata, "an output is a view of the pool's buffers"
+                assert np.array_equal(got, want)
+            kept.append((outputs[0], wanted[0].copy()))
+            truncations += int(outputs[3].sum())
+        assert truncations > 0, "max_episode_steps=20 never truncated: the config's keyword did not reach the pool"
+        for got, want in kept:  # as stepped, however many steps later
+            assert np.array_equal(got, want)
+    finally:
+        env.close()
+        reference.close()
+
+
+def test_a_config_without_env_id_or_with_a_view_setting_is_refused():
+    import torchpool.rllib
+
+    with pytest.raises(ValueError, match="env_config=\\{'env_id': ...\\}"):
+        torchpool.rllib.VectorEnv({"num_envs": 2})
+    with pytest.raises(ValueError, match="autoreset_mode= cannot be set"):
+        torchpool.rllib.VectorEnv({"env_id": "CartPole-v1", "num_envs": 2, "autoreset_mode": "same_step"})

@@ -26,6 +26,17 @@ Here env ``i`` of ``reset(seed=s)`` gets ``s * num_envs + i``, so no two envs of
 share a seed, whatever the number of runners. ``reset(seed=None)`` continues each
 env's stream, as ``VectorEnv`` does.
 
+Copies. ``reset`` and ``step`` hand RLlib copies of the pool's outputs (NumPy arrays of their own, as
+Gymnasium's ``SyncVectorEnv``, ``copy=True``, hands it), not views of the pool's output ring. RLlib keeps
+each observation row in its episode objects, and a ring block a row of which is still held cannot be
+written again (NOTE [Output ring reuse] in torchpool/_held.py): with views, the pool builds a fresh
+buffer (a TensorDict, the watch's baselines: a few hundred us, and objects for the garbage collector) at
+nearly every step of a runner's first ``sample()``, until its lent buffers (NOTE [Lent buffers] in
+torchpool/pool.py) cover how long RLlib holds rows (about one ``sample()``: ~500 buffers at 4,000 steps of
+8 envs), then swaps one every step. That made the first ``sample()`` of CartPole-v1 at 8 envs ~25% slower
+than on RLlib's own ``SyncVectorEnv``; a copy of a CartPole batch is about a microsecond
+(benchmarks/rllib_sampling.py).
+
 torchpool does not import Ray: this module only shapes what RLlib calls. RLlib
 itself goes in an environment of its own (``ray[rllib]==2.60.0`` pins
 ``gymnasium==1.2.2``; docs/distributed.md, "RLlib").
@@ -53,7 +64,8 @@ class VectorEnv(gym.VectorEnv):
 
     Everything is ``torchpool.gym.VectorEnv``'s (observations ``[num_envs, ...]`` as NumPy arrays, rewards
     float32 ``[num_envs]``, terminations and truncations bool ``[num_envs]``) but seeding: ``reset(seed=s)``
-    with an int seeds env ``i`` with ``s * num_envs + i`` (the module docstring says why).
+    with an int seeds env ``i`` with ``s * num_envs + i``, and the outputs are copies, not views of the
+    pool's output ring (the module docstring says why of both).
     """
 
     def __init__(self, config: Mapping[str, Any]):
@@ -72,4 +84,28 @@ class VectorEnv(gym.VectorEnv):
               options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if isinstance(seed, (int, np.integer)):
             seed = [int(seed) * self.num_envs + i for i in range(self.num_envs)]
-        return super().reset(seed=seed, options=options)
+        observation, info = super().reset(seed=seed, options=options)
+        return _copy(observation), _copy_info(info)
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = super().step(actions)
+        return _copy(observation), _copy(reward), _copy(terminated), _copy(truncated), _copy_info(info)
+
+
+def _copy(value: Any) -> Any:
+    """``value`` with each NumPy array in it (a batch; named fields: a dict of them; a Python env's Tuple
+    space: a tuple) copied; anything else as it is."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, dict):
+        return {key: _copy(leaf) for key, leaf in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_copy(leaf) for leaf in value)
+    return value
+
+
+def _copy_info(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` with the family's extras (``lives``...) copied; their masks (``_lives``) are fresh already."""
+    if not info:
+        return info
+    return {key: value if key.startswith("_") else _copy(value) for key, value in info.items()}
