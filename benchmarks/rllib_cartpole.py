@@ -6,6 +6,7 @@ do the env runners sample (env steps/s while sampling)?
 
     python benchmarks/rllib_cartpole.py              # from the dev venv: runs RLlib in .venv-rllib, plots
     python benchmarks/rllib_cartpole.py --quick      # a smoke test: 2 iterations each
+    python benchmarks/rllib_cartpole.py --rounds 2   # each path twice, in ABBA order
 
 RLlib runs in its own venv (``ray[rllib]==2.60.0`` pins ``gymnasium==1.2.2``): ``.venv-rllib``, which
 tests/test_rllib.py makes, or the Python in TORCHPOOL_RLLIB_PYTHON; this script re-runs itself there with
@@ -114,12 +115,16 @@ def draw_plot(runs: list[dict], target: float, path: Path) -> None:
     import harness
 
     figure, (by_steps, by_time) = harness.panels(2, (6.0, 4.5))
+    labelled = set()
     for run in runs:
         steps, seconds, returns = zip(*[(s, t, r) for s, t, r, *_ in run["curve"]])
         label = {"torchpool": "torchpool.rllib.VectorEnv", "gymnasium": "Gymnasium CartPole-v1 (sync)"}[
             run["env_path"]]
-        by_steps.plot(steps, returns, marker=".", label=label)
-        by_time.plot(seconds, returns, marker=".", label=label)
+        style = {"marker": ".", "color": f"C{ENV_PATHS.index(run['env_path'])}", "alpha": 0.8,
+                 "label": None if label in labelled else label}  # one entry per path, however many rounds
+        labelled.add(label)
+        by_steps.plot(steps, returns, **style)
+        by_time.plot(seconds, returns, **style)
     for ax, xlabel in ((by_steps, "env steps"), (by_time, "wall seconds")):
         ax.axhline(target, color="gray", linestyle="--", linewidth=1)
         ax.set(xlabel=xlabel, ylabel="episode_return_mean")
@@ -139,6 +144,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--target", type=float, default=450.0)
     parser.add_argument("--max-iterations", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="runs of each path, in ABBA order (a loaded machine's drift falls on both)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(train(args.child, args)))
@@ -146,7 +153,8 @@ def main() -> None:
     if args.quick:
         args.max_iterations = 2
     runs = []
-    for env_path in args.env_paths:
+    order = [path for r in range(args.rounds) for path in (args.env_paths if r % 2 == 0 else args.env_paths[::-1])]
+    for env_path in order:
         command = [rllib_python(), __file__, "--child", env_path, "--num-env-runners", str(args.num_env_runners),
                    "--num-envs", str(args.num_envs), "--seed", str(args.seed), "--target", str(args.target),
                    "--max-iterations", str(args.max_iterations)]
@@ -172,7 +180,7 @@ def main() -> None:
     if args.quick:
         return
     settings = {"num_env_runners": args.num_env_runners, "num_envs_per_env_runner": args.num_envs,
-                "seed": args.seed, "target": args.target, "train_batch_size_per_learner": 4000,
+                "seed": args.seed, "target": args.target, "rounds": args.rounds, "train_batch_size_per_learner": 4000,
                 "minibatch_size": 128, "num_epochs": 6, "lr": 3e-4,
                 "machine": harness.machine()}  # Ray's and Gymnasium's versions: per run, from RLlib's venv
     out = Path(__file__).parent
