@@ -27,6 +27,10 @@ pythons=$(for combo in "${combos[@]}"; do echo "${combo%% *}"; done | sort -u)
 commit=$(git rev-parse HEAD)  # the wheels and the smoke test's C++ env all come from it
 # shellcheck disable=SC2046  # one --python per version
 tools/build_wheels.sh $(for v in $pythons; do echo --python "$v"; done) --out "$work/dist" --ref "$commit"
+# .ci/run hands these on to .ci/aarch64_check.sh, whose parity check compares the aarch64 wheel with them.
+if [ -n "${TORCHPOOL_CI_WHEELS:-}" ]; then
+  mkdir -p "$TORCHPOOL_CI_WHEELS" && cp "$work"/dist/*.whl "$TORCHPOOL_CI_WHEELS/" && echo "$commit" >"$TORCHPOOL_CI_WHEELS/commit"
+fi
 git show "$commit:examples/cpp_env/my_cartpole.h" >"$work/my_cartpole.h"
 git show "$commit:tests/test_storage_use_count.py" >"$work/test_storage_use_count.py"  # needs torch alone
 
