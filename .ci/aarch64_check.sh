@@ -14,8 +14,8 @@
 # aarch64 Python). Cached under ~/.cache/torchpool (made when absent, reused when present): the aarch64
 # toolchain, the Debian arm64 roots (aarch64-root-<suite>) and the aarch64 wheels pip downloads
 # (aarch64-wheels/cp3XX: torch is PyPI's CUDA build, ~2.8 GB with its libraries).
-# About 15 min on 2 cores with the caches warm (the two wheel builds ~10 of them), ~11 when .ci/run hands over
-# .ci/wheel_check.sh's x86-64 wheels (TORCHPOOL_CI_WHEELS); AARCH64_PARITY=0 ~8 min.
+# With the caches warm: about 6.5 min on 2 cores when .ci/run hands over .ci/wheel_check.sh's x86-64 wheels
+# (TORCHPOOL_CI_WHEELS), about 10 more when it builds its own under load; AARCH64_PARITY=0 saves ~2.5 min.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
