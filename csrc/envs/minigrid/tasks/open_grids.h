@@ -70,7 +70,7 @@ class DistShiftTask : public Task {
     const int width = int_kwarg(config, "width"), height = int_kwarg(config, "height");
     const Pos start = position_kwarg(config, "agent_start_pos");
     const int start_dir = int_kwarg(config, "agent_start_dir");
-    const int strip2_row = static_cast<int>(config.integer("strip2_row"));
+    const int strip2_row = int_kwarg(config, "strip2_row");
     return {width, height, 7, [=] { return std::make_unique<DistShiftTask>(start, start_dir, strip2_row); }};
   }
   void gen_grid(WorldState& w) override {
