@@ -24,6 +24,7 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
+from python_envs import alive  # tests/ is this script's folder, so on sys.path
 
 import torchpool.rllib
 
@@ -77,14 +78,6 @@ def _descendants(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def main() -> None:
@@ -148,7 +141,7 @@ def main() -> None:
     algo.stop()
     ray.shutdown()
     deadline = time.monotonic() + 30
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     keys = ("num_episodes", "num_episodes_lifetime", "num_env_steps_sampled", "num_env_steps_sampled_lifetime",
             "episode_return_mean", "episode_return_min", "episode_return_max", "episode_len_mean")
@@ -158,7 +151,7 @@ def main() -> None:
         "runners": runners,
         "results": [{key: result["env_runners"].get(key) for key in keys} for result in results],
         "counts": counts,
-        "iterations": len(results), "pids": pids, "alive": [p for p in pids if _alive(p)],
+        "iterations": len(results), "pids": pids, "alive": [p for p in pids if alive(p)],
         "wall_s": time.perf_counter() - started}, default=float))
 
 

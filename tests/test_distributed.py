@@ -22,6 +22,7 @@ import pytest
 import slurm_cluster
 import torch
 from distributed_script import run_watched
+from python_envs import alive
 from side_venv import unavailable
 from tensordict import TensorDictBase
 from tensordict.nn import TensorDictModule
@@ -97,21 +98,18 @@ def actor_pids(collector) -> list[int]:
     return ray.get([remote.__ray_call__.remote(lambda self: os.getpid()) for remote in collector.remote_collectors])
 
 
-def wait_gone(pids: list[int], timeout: float = 20.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    alive = list(pids)
-    while alive and time.monotonic() < deadline:
-        alive = [pid for pid in alive if os.path.exists(f"/proc/{pid}") and not is_zombie(pid)]
+def still_listed(list_left, timeout_s: float) -> list:
+    """What ``list_left()`` still lists once it lists nothing or ``timeout_s`` has passed."""
+    deadline, left = time.monotonic() + timeout_s, list_left()
+    while left and time.monotonic() < deadline:
         time.sleep(0.1)
-    return alive
+        left = list_left()
+    return left
 
 
-def is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+def wait_gone(pids: list[int], timeout: float = 20.0) -> list[int]:
+    """The processes of ``pids`` still running (zombies count as gone) after up to ``timeout`` s."""
+    return still_listed(lambda: [pid for pid in pids if alive(pid)], timeout)
 
 
 def shm() -> set[str]:
@@ -382,10 +380,7 @@ def slurm(tmp_path_factory):
 
 def wait_until_empty(list_left, what: str, timeout_s: float = 15) -> None:
     """Fails naming what ``list_left()`` still lists after ``timeout_s``."""
-    deadline, left = time.monotonic() + timeout_s, list_left()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = list_left()
+    left = still_listed(list_left, timeout_s)
     assert not left, f"{what}: {left}"
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from python_envs import alive
 from side_venv import side_python
 
 import torchpool
@@ -226,15 +227,8 @@ def test_no_ray_process_outlives_shutdown(run):
     workers...) is gone, and none is left once the child has exited."""
     assert len(run["pids"]) >= NUM_ENV_RUNNERS, f"Ray's processes were not found: {run['pids']}"
     assert run["alive"] == [], f"alive 30 s after ray.shutdown(): {run['alive']}"
-    left = [pid for pid in run["pids"] if _running(pid)]
+    left = [pid for pid in run["pids"] if alive(pid)]
     assert left == [], f"Ray processes still running after the child exited: {left}"
-
-
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_outputs_are_arrays_of_their_own_with_the_pools_values():
