@@ -22,6 +22,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from distributed_script import free_port
+
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel")
 PARTITION = "test"
 
@@ -36,19 +38,13 @@ def _daemon(name: str) -> str:
     return shutil.which(name) or str(Path("/usr/sbin", name))
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _config(folder: Path, host: str) -> str:
     cpus = os.cpu_count() or 1
     return "\n".join([
         "ClusterName=torchpool-test",
         f"SlurmctldHost={host}(127.0.0.1)",
-        f"SlurmctldPort={_free_port()}",
-        f"SlurmdPort={_free_port()}",
+        f"SlurmctldPort={free_port()}",
+        f"SlurmdPort={free_port()}",
         "SlurmUser=root",
         "AuthType=auth/munge",
         "CredType=cred/munge",
